@@ -1,0 +1,32 @@
+// Error kinds shared by every layer: bad user input vs. internal bugs.
+//
+// DESIGN.md: bad user input raises UsageError (caught by the CLI, one actionable line,
+// exit code 2, nothing written half-way); a broken invariant is a bug and asserts.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace plumb {
+
+// Raised for input the user can fix: unknown names, out-of-range values, bad files.
+// The message must say what was wrong and what to do instead.
+class UsageError : public std::runtime_error {
+ public:
+  explicit UsageError(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace plumb
+
+// Internal invariant. Unlike assert() it stays on in release builds: a benchmark that
+// silently continues past a broken invariant produces numbers nobody should trust.
+#define PLUMB_ASSERT(cond, msg)                                                          \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      std::fprintf(stderr, "plumb internal error: %s (%s) at %s:%d\n", msg, #cond,       \
+                   __FILE__, __LINE__);                                                  \
+      std::abort();                                                                      \
+    }                                                                                    \
+  } while (0)

@@ -1,0 +1,22 @@
+// Small string helpers used across layers: joining, splitting, and "did you mean" hints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace plumb {
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+std::vector<std::string> split(const std::string& text, char sep);
+
+// Levenshtein edit distance (for suggesting close names after a typo).
+size_t edit_distance(const std::string& a, const std::string& b);
+
+// The candidates within a small edit distance of `name` (or containing it), closest first.
+std::vector<std::string> close_matches(const std::string& name,
+                                       const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" when nothing is close.
+std::string suggestion_suffix(const std::string& name, const std::vector<std::string>& candidates);
+
+}  // namespace plumb

@@ -1,0 +1,21 @@
+// Helpers shared by all workloads (see workload.h).
+#include "plumb/core/workload.h"
+
+#include "plumb/core/errors.h"
+
+namespace plumb {
+
+int64_t count_trainable_parameters(torch::nn::Module& module) {
+  int64_t total = 0;
+  for (const auto& p : module.parameters(/*recurse=*/true))
+    if (p.requires_grad()) total += p.numel();
+  return total;
+}
+
+torch::ScalarType config_dtype(const Config& config) {
+  const std::string& name = config.get_string("dtype");
+  if (name == "fp32") return torch::kFloat32;
+  throw UsageError("dtype '" + name + "' is not supported yet; use dtype=fp32");
+}
+
+}  // namespace plumb

@@ -1,0 +1,72 @@
+// The one standard interface behind which every reference model lives (as in Fathom):
+// a descriptor (name, suites, domain, source, throughput unit), documented default
+// configuration equal to the published architecture, and a builder that returns a
+// ready-to-step Model (module + optimizer + synthetic data generator).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "plumb/core/config.h"
+
+namespace plumb {
+
+// One synthetic mini-batch, already on the model's device.
+struct Batch {
+  std::vector<torch::Tensor> tensors;  // model-specific order, documented by each workload
+  double units = 0;                    // work in this batch, in the workload's throughput unit
+                                       // (images, tokens, audio-seconds, samples ...)
+};
+
+// An instantiated workload. The runner owns the loop and the clock; a Model only knows how
+// to make data and take one step.
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // The root module: parameter counts, train()/eval(), device moves and layer listings.
+  virtual torch::nn::Module& module() = 0;
+
+  // A synthetic batch with the real input shapes, dtypes and value ranges. Draws from
+  // torch's global generator, so the runner's seed makes it reproducible.
+  virtual Batch make_batch() = 0;
+
+  // Forward, loss, backward and optimizer step with the optimizer the source used.
+  // Returns the loss (the runner checks it is finite).
+  virtual double train_step(const Batch& batch) = 0;
+
+  // Forward only. The runner has already put the module in eval mode under
+  // c10::InferenceMode. Returns a scalar summary of the output (used to check for NaN and to
+  // keep the computation observable).
+  virtual double infer_step(const Batch& batch) = 0;
+};
+
+struct WorkloadInfo {
+  std::string name;                 // canonical, lower-case: "resnet50"
+  std::vector<std::string> suites;  // "fathom", "tbd", "paradnn-real", "inference" ...
+  std::string domain;               // "image classification", "machine translation" ...
+  std::string description;          // one line: what the model is, and the chosen variant
+  std::string source;               // paper (year) and what was taken from it
+  std::string throughput_unit;      // "images/s", "tokens/s", "samples/s" ...
+};
+
+struct Workload {
+  WorkloadInfo info;
+  // The published configuration; always contains "batch" and "dtype".
+  std::function<Config()> default_config;
+  std::function<std::unique_ptr<Model>(const Config&, const torch::Device&)> build;
+};
+
+// Trainable parameters of a module (requires_grad only), the number papers report.
+int64_t count_trainable_parameters(torch::nn::Module& module);
+
+// Maps the config's "dtype" key to a torch dtype; throws UsageError for dtypes this
+// workload set does not support yet.
+torch::ScalarType config_dtype(const Config& config);
+
+}  // namespace plumb

@@ -1,0 +1,16 @@
+// Names of run statuses, as stored and printed.
+#include "plumb/run/run_result.h"
+
+namespace plumb::run {
+
+const char* status_name(RunStatus status) {
+  switch (status) {
+    case RunStatus::kOk: return "ok";
+    case RunStatus::kNanLoss: return "nan_loss";
+    case RunStatus::kOutOfMemory: return "out_of_memory";
+    case RunStatus::kError: return "error";
+  }
+  return "error";
+}
+
+}  // namespace plumb::run

@@ -1,0 +1,54 @@
+// What a runner call is asked to do and what it produced. The store persists these as they
+// are; analysis reads them back from the store, never from a live runner.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plumb/core/config.h"
+#include "plumb/core/mode.h"
+#include "plumb/run/stats.h"
+#include "plumb/run/steady_state.h"
+
+namespace plumb::run {
+
+enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError };
+const char* status_name(RunStatus status);  // "ok", "nan_loss", "out_of_memory", "error"
+
+struct RunOptions {
+  std::string workload;
+  Mode mode = Mode::kTrain;
+  Config config;               // fully resolved, "batch" included
+  int threads = 1;             // intra-op threads
+  std::string device = "cpu";  // "cpu" or "cuda[:N]"
+  uint64_t seed = 0;
+  double target_ci = 0.02;          // stop when ci_rel <= this ...
+  size_t min_samples = 10;          // ... and at least this many samples are taken
+  double max_time_s = 60;           // measurement budget (warm-up has its own cap)
+  size_t max_iterations = 100000;   // measurement iteration budget
+  double max_warmup_s = 30;         // warm-up cap in seconds
+  size_t max_warmup_iterations = 200;
+  SteadyStateOptions steady;
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kOk;
+  std::string message;               // why, when status != ok
+  std::string command;               // plumb command line that reproduces this run
+  std::string started_at;            // ISO 8601 UTC
+  double wall_seconds = 0;           // whole run, warm-up included
+  std::vector<double> warmup_s;      // every warm-up iteration, seconds
+  std::vector<double> samples_s;     // every measured iteration, seconds
+  bool steady_detected = false;      // false: warm-up hit its cap
+  bool target_met = false;           // ci_rel <= target_ci at the end
+  Summary step_time;                 // of samples_s
+  double units_per_step = 0;         // e.g. images per batch
+  std::string throughput_unit;       // "images/s" ...
+  double throughput = 0;             // units_per_step / mean step time
+  double last_loss = 0;              // train: last loss; infer: output summary
+  double cpu_utilization = 0;        // process CPU time / (wall time x threads), measurement only
+  std::vector<std::string> warnings;
+};
+
+}  // namespace plumb::run

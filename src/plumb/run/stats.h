@@ -1,0 +1,36 @@
+// Summary statistics of timing samples: small pure functions (as in google/benchmark).
+//
+// Conventions: percentiles interpolate linearly between closest ranks (numpy's default);
+// stddev is the sample (n-1) standard deviation; the confidence interval of the mean uses
+// Student's t. Undefined quantities (stddev of one sample, anything of zero samples) are
+// NaN, never a made-up 0, and are printed as null in JSON.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace plumb::run {
+
+struct Summary {
+  size_t n = 0;
+  double mean, median, min, p5, p95, max;  // NaN when n == 0
+  double p50, p90, p99;                    // latency percentiles (p50 == median)
+  double stddev;                           // NaN when n < 2
+  double cv;                               // stddev / mean
+  double ci_half_width;                    // 95% (or requested) CI of the mean; NaN when n < 2
+  double ci_rel;                           // ci_half_width / mean
+};
+
+double mean_of(const std::vector<double>& xs);
+double stddev_of(const std::vector<double>& xs);  // sample stddev (n-1)
+double median_of(std::vector<double> xs);
+// q in [0, 1]; `sorted` ascending.
+double percentile_sorted(const std::vector<double>& sorted, double q);
+// Two-sided Student-t critical value for `confidence` (e.g. 0.95) with `dof` degrees.
+double t_critical(double confidence, double dof);
+// Median absolute deviation scaled to estimate a normal stddev (1.4826 * MAD).
+double robust_sigma(const std::vector<double>& xs);
+
+Summary summarize(const std::vector<double>& samples, double confidence = 0.95);
+
+}  // namespace plumb::run

@@ -1,0 +1,75 @@
+// The results store: one SQLite file (default ./plumb.db) holding every run, its
+// environment, its resolved config, every timing sample and its summary.
+//
+// Guarantees: the file is identified as plumb's (PRAGMA application_id) and carries its
+// schema version (PRAGMA user_version); a foreign file or a newer schema is refused and left
+// untouched; WAL journaling; each run is written in a single transaction, so a process
+// killed mid-run leaves every earlier run intact and no partial run behind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plumb/platform/environment.h"
+#include "plumb/run/run_result.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace plumb::store {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
+
+// A run as read back from the store.
+struct StoredRun {
+  int64_t id = 0;
+  std::string workload;
+  std::string mode;  // "train" | "infer"
+  int64_t batch = 0;
+  int threads = 0;
+  std::string device;
+  std::string tag;
+  nlohmann::ordered_json config;  // resolved workload config
+  run::RunResult result;          // samples empty unless loaded with samples
+  platform::Environment environment;
+};
+
+class ResultsStore {
+ public:
+  // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
+  // Throws UsageError with an actionable message when the path cannot be read or written,
+  // the file is not a plumb database, or its schema is newer than this build.
+  static std::unique_ptr<ResultsStore> open(const std::string& path, bool read_only = false);
+  ~ResultsStore();
+
+  // Stores one run atomically; returns its id.
+  int64_t save_run(const run::RunOptions& options, const run::RunResult& result,
+                   const platform::Environment& environment, const std::string& tag = "");
+
+  // All runs in id order.
+  std::vector<StoredRun> load_runs(bool with_samples) const;
+  std::optional<StoredRun> load_run(int64_t id, bool with_samples) const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  ResultsStore(std::string path, std::unique_ptr<SQLite::Database> db);
+  std::string path_;
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+// plumb export: the whole store as one JSON document (documented in docs/json.md).
+void export_json(const ResultsStore& store, std::ostream& out);
+// plumb export --format csv: "runs" (one row per run with summary + environment columns) or
+// "samples" (run_id, phase, index, seconds).
+void export_csv(const ResultsStore& store, const std::string& table, std::ostream& out);
+
+}  // namespace plumb::store
