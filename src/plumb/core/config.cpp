@@ -63,7 +63,9 @@ int64_t Config::get_int(const std::string& key) const {
 double Config::get_double(const std::string& key) const {
   return std::get<double>(require(key).value);
 }
-bool Config::get_bool(const std::string& key) const { return std::get<bool>(require(key).value); }
+bool Config::get_bool(const std::string& key) const {
+  return std::get<bool>(require(key).value);
+}
 const std::string& Config::get_string(const std::string& key) const {
   return std::get<std::string>(require(key).value);
 }
@@ -111,8 +113,8 @@ void Config::set_from_text(const std::string& key, const std::string& text) {
       bool ok = false;
       for (const auto& c : e->choices) ok = ok || c == text;
       if (!ok)
-        throw UsageError(fmt::format("{} must be one of: {} (got '{}')", key,
-                                     join(e->choices, ", "), text));
+        throw UsageError(
+            fmt::format("{} must be one of: {} (got '{}')", key, join(e->choices, ", "), text));
     }
     e->value = text;
   }

@@ -20,9 +20,9 @@ using ConfigValue = std::variant<int64_t, double, bool, std::string>;
 struct ConfigEntry {
   std::string key;
   ConfigValue value;
-  std::string doc;                      // one line: what it is, and where the default is from
-  std::vector<std::string> choices;     // for string keys with a closed set of values
-  double min_value = 0;                 // numeric keys: inclusive lower bound
+  std::string doc;                   // one line: what it is, and where the default is from
+  std::vector<std::string> choices;  // for string keys with a closed set of values
+  double min_value = 0;              // numeric keys: inclusive lower bound
 };
 
 class Config {

@@ -22,11 +22,11 @@ class UsageError : public std::runtime_error {
 
 // Internal invariant. Unlike assert() it stays on in release builds: a benchmark that
 // silently continues past a broken invariant produces numbers nobody should trust.
-#define PLUMB_ASSERT(cond, msg)                                                          \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      std::fprintf(stderr, "plumb internal error: %s (%s) at %s:%d\n", msg, #cond,       \
-                   __FILE__, __LINE__);                                                  \
-      std::abort();                                                                      \
-    }                                                                                    \
+#define PLUMB_ASSERT(cond, msg)                                                              \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
+      std::fprintf(stderr, "plumb internal error: %s (%s) at %s:%d\n", msg, #cond, __FILE__, \
+                   __LINE__);                                                                \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)

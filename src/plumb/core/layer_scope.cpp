@@ -23,7 +23,9 @@ LayerRecorder::LayerRecorder() {
   active_recorder = this;
 }
 
-LayerRecorder::~LayerRecorder() { active_recorder = nullptr; }
+LayerRecorder::~LayerRecorder() {
+  active_recorder = nullptr;
+}
 
 void LayerRecorder::note(const std::string& name, const torch::Tensor& output) {
   for (auto& r : records_) {

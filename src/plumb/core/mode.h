@@ -7,7 +7,9 @@ namespace plumb {
 
 enum class Mode { kTrain, kInfer };
 
-inline const char* mode_name(Mode m) { return m == Mode::kTrain ? "train" : "infer"; }
+inline const char* mode_name(Mode m) {
+  return m == Mode::kTrain ? "train" : "infer";
+}
 
 // Parses "train" / "infer"; throws UsageError otherwise.
 Mode parse_mode(const std::string& text);

@@ -44,8 +44,8 @@ std::vector<std::string> close_matches(const std::string& name,
   const size_t limit = std::max<size_t>(2, name.size() / 3);
   for (const auto& c : candidates) {
     size_t d = edit_distance(name, c);
-    bool contains = !name.empty() && (c.find(name) != std::string::npos ||
-                                      name.find(c) != std::string::npos);
+    bool contains =
+        !name.empty() && (c.find(name) != std::string::npos || name.find(c) != std::string::npos);
     if (d <= limit || contains) scored.emplace_back(contains ? 0 : d, c);
   }
   std::stable_sort(scored.begin(), scored.end(),

@@ -53,6 +53,10 @@ struct WorkloadInfo {
   std::string description;          // one line: what the model is, and the chosen variant
   std::string source;               // paper (year) and what was taken from it
   std::string throughput_unit;      // "images/s", "tokens/s", "samples/s" ...
+  int64_t small_batch = 1;          // CPU-friendly batch for the suite / main job
+  // "key=value" overrides that shrink the model to seconds-per-step size for the tests that
+  // run every registered workload (dimensions only; the architecture stays the same).
+  std::vector<std::string> tiny_config;
 };
 
 struct Workload {

@@ -11,16 +11,16 @@ namespace plumb::platform {
 
 struct Environment {
   std::string host;
-  std::string os;                     // uname: sysname release machine
+  std::string os;  // uname: sysname release machine
   std::string cpu_model;
-  std::vector<std::string> isa;       // vector ISA features that matter: avx2, avx512f, ...
+  std::vector<std::string> isa;  // vector ISA features that matter: avx2, avx512f, ...
   int logical_cores = 0;
   int threads_used = 0;
-  double load_average_1m = 0;         // at capture time
-  std::string cpu_governor;           // "" when not readable (VMs)
+  double load_average_1m = 0;  // at capture time
+  std::string cpu_governor;    // "" when not readable (VMs)
   std::string libtorch_version;
-  std::string blas;                   // shared library providing BLAS to LibTorch
-  bool blas_optimized = false;        // false: reference BLAS, products ~25x slower
+  std::string blas;             // shared library providing BLAS to LibTorch
+  bool blas_optimized = false;  // false: reference BLAS, products ~25x slower
   std::string onednn_version;
   std::string plumb_version;
   std::string git_commit;

@@ -5,10 +5,14 @@ namespace plumb::run {
 
 const char* status_name(RunStatus status) {
   switch (status) {
-    case RunStatus::kOk: return "ok";
-    case RunStatus::kNanLoss: return "nan_loss";
-    case RunStatus::kOutOfMemory: return "out_of_memory";
-    case RunStatus::kError: return "error";
+    case RunStatus::kOk:
+      return "ok";
+    case RunStatus::kNanLoss:
+      return "nan_loss";
+    case RunStatus::kOutOfMemory:
+      return "out_of_memory";
+    case RunStatus::kError:
+      return "error";
   }
   return "error";
 }

@@ -23,31 +23,31 @@ struct RunOptions {
   int threads = 1;             // intra-op threads
   std::string device = "cpu";  // "cpu" or "cuda[:N]"
   uint64_t seed = 0;
-  double target_ci = 0.02;          // stop when ci_rel <= this ...
-  size_t min_samples = 10;          // ... and at least this many samples are taken
-  double max_time_s = 60;           // measurement budget (warm-up has its own cap)
-  size_t max_iterations = 100000;   // measurement iteration budget
-  double max_warmup_s = 30;         // warm-up cap in seconds
+  double target_ci = 0.02;         // stop when ci_rel <= this ...
+  size_t min_samples = 10;         // ... and at least this many samples are taken
+  double max_time_s = 60;          // measurement budget (warm-up has its own cap)
+  size_t max_iterations = 100000;  // measurement iteration budget
+  double max_warmup_s = 30;        // warm-up cap in seconds
   size_t max_warmup_iterations = 200;
   SteadyStateOptions steady;
 };
 
 struct RunResult {
   RunStatus status = RunStatus::kOk;
-  std::string message;               // why, when status != ok
-  std::string command;               // plumb command line that reproduces this run
-  std::string started_at;            // ISO 8601 UTC
-  double wall_seconds = 0;           // whole run, warm-up included
-  std::vector<double> warmup_s;      // every warm-up iteration, seconds
-  std::vector<double> samples_s;     // every measured iteration, seconds
-  bool steady_detected = false;      // false: warm-up hit its cap
-  bool target_met = false;           // ci_rel <= target_ci at the end
-  Summary step_time;                 // of samples_s
-  double units_per_step = 0;         // e.g. images per batch
-  std::string throughput_unit;       // "images/s" ...
-  double throughput = 0;             // units_per_step / mean step time
-  double last_loss = 0;              // train: last loss; infer: output summary
-  double cpu_utilization = 0;        // process CPU time / (wall time x threads), measurement only
+  std::string message;            // why, when status != ok
+  std::string command;            // plumb command line that reproduces this run
+  std::string started_at;         // ISO 8601 UTC
+  double wall_seconds = 0;        // whole run, warm-up included
+  std::vector<double> warmup_s;   // every warm-up iteration, seconds
+  std::vector<double> samples_s;  // every measured iteration, seconds
+  bool steady_detected = false;   // false: warm-up hit its cap
+  bool target_met = false;        // ci_rel <= target_ci at the end
+  Summary step_time;              // of samples_s
+  double units_per_step = 0;      // e.g. images per batch
+  std::string throughput_unit;    // "images/s" ...
+  double throughput = 0;          // units_per_step / mean step time
+  double last_loss = 0;           // train: last loss; infer: output summary
+  double cpu_utilization = 0;     // process CPU time / (wall time x threads), measurement only
   std::vector<std::string> warnings;
 };
 

@@ -7,18 +7,20 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace plumb::run {
 
 struct Summary {
+  static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   size_t n = 0;
-  double mean, median, min, p5, p95, max;  // NaN when n == 0
-  double p50, p90, p99;                    // latency percentiles (p50 == median)
-  double stddev;                           // NaN when n < 2
-  double cv;                               // stddev / mean
-  double ci_half_width;                    // 95% (or requested) CI of the mean; NaN when n < 2
-  double ci_rel;                           // ci_half_width / mean
+  double mean = kNaN, median = kNaN, min = kNaN, p5 = kNaN, p95 = kNaN, max = kNaN;
+  double p50 = kNaN, p90 = kNaN, p99 = kNaN;  // latency percentiles (p50 == median)
+  double stddev = kNaN;                       // NaN when n < 2
+  double cv = kNaN;                           // stddev / mean
+  double ci_half_width = kNaN;                // 95% (or requested) CI of the mean; NaN when n < 2
+  double ci_rel = kNaN;                       // ci_half_width / mean
 };
 
 double mean_of(const std::vector<double>& xs);

@@ -2,10 +2,11 @@
 // several hundred iterations"; a fixed warm-up count is either wasteful or wrong).
 //
 // The test looks at the last three consecutive windows of `window` iterations. The series is
-// steady when (a) the medians of the three windows agree within a tolerance, and (b) there is
-// no monotone trend across them. The tolerance is the larger of `rel_tolerance` and a noise
-// allowance derived from the robust spread of the windows, so heavy but stationary noise does
-// not block detection, while a step change or a drift larger than the noise does.
+// steady when (a) the medians of the three windows agree within a tolerance, and (b) they show
+// no monotone trend whose total change exceeds half of rel_tolerance. The tolerance is the larger
+// of `rel_tolerance` and a noise allowance derived from the robust spread of the windows, so heavy
+// but stationary noise does not block detection, while a step change or a drift larger than the
+// noise does.
 #pragma once
 
 #include <cstddef>

@@ -38,6 +38,7 @@ struct StoredRun {
   std::string device;
   std::string tag;
   nlohmann::ordered_json config;  // resolved workload config
+  int64_t warmup_iterations = 0;  // known even when samples are not loaded
   run::RunResult result;          // samples empty unless loaded with samples
   platform::Environment environment;
 };
@@ -65,6 +66,10 @@ class ResultsStore {
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
 };
+
+// One run as the JSON object that `plumb run --json` prints and `plumb export` lists
+// (fields documented in docs/json.md); samples and warm-up samples only when asked for.
+nlohmann::ordered_json run_json(const StoredRun& run, bool with_samples);
 
 // plumb export: the whole store as one JSON document (documented in docs/json.md).
 void export_json(const ResultsStore& store, std::ostream& out);

@@ -1,0 +1,210 @@
+// plumb run (one workload, one mode) and plumb suite (every workload of a suite, both modes):
+// measure with the steady-state runner, store every sample, print a table or JSON.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/cli/commands.h"
+#include "plumb/cli/config_options.h"
+#include "plumb/cli/table.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
+#include "plumb/run/runner.h"
+#include "plumb/store/results_store.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb::cli {
+namespace {
+
+// Measurement options shared by run and suite.
+struct MeasureFlags {
+  std::string mode = "train";
+  int threads = 1;
+  std::string device = "cpu";
+  uint64_t seed = 0;
+  double target_ci = 0.02;
+  double max_time = 60;
+  size_t max_iters = 100000;
+  size_t min_samples = 10;
+  std::string db = "plumb.db";
+  std::string tag;
+  bool json = false;
+};
+
+void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time) {
+  f.max_time = default_max_time;
+  cmd.add_option("--threads", f.threads, "Intra-op threads")->capture_default_str();
+  cmd.add_option("--device", f.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd.add_option("--seed", f.seed, "Seed for weights and synthetic data")->capture_default_str();
+  cmd.add_option("--target-ci", f.target_ci,
+                 "Stop sampling when the 95% CI half-width is within this fraction of the mean")
+      ->capture_default_str();
+  cmd.add_option("--max-time", f.max_time, "Measurement budget per run, seconds")
+      ->capture_default_str();
+  cmd.add_option("--max-iters", f.max_iters, "Measurement iteration budget per run")
+      ->capture_default_str();
+  cmd.add_option("--min-samples", f.min_samples, "Measured iterations before the CI may stop it")
+      ->capture_default_str();
+  cmd.add_option("--db", f.db, "Results database (SQLite)")->capture_default_str();
+  cmd.add_option("--tag", f.tag, "Label stored with the run (e.g. a machine or library name)");
+  cmd.add_flag("--json", f.json, "Print one JSON document on stdout");
+}
+
+run::RunOptions make_options(const Workload& w, const Config& config, Mode mode,
+                             const MeasureFlags& f) {
+  run::RunOptions o;
+  o.workload = w.info.name;
+  o.mode = mode;
+  o.config = config;
+  o.threads = f.threads;
+  o.device = f.device;
+  o.seed = f.seed;
+  o.target_ci = f.target_ci;
+  o.max_time_s = f.max_time;
+  o.max_iterations = f.max_iters;
+  o.min_samples = f.min_samples;
+  return o;
+}
+
+// Runs, stores and returns the stored record (what --json prints is what export prints).
+store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options,
+                               store::ResultsStore& db, const MeasureFlags& f) {
+  auto progress = [&](const std::string& line) {
+    std::cerr << "  " << w.info.name << " " << mode_name(options.mode) << ": " << line << '\n';
+  };
+  std::cerr << fmt::format("running {} {} batch {} threads {} on {} ...\n", w.info.name,
+                           mode_name(options.mode), options.config.get_int("batch"),
+                           options.threads, options.device);
+  run::RunResult result = run::run_workload(w, options, progress);
+  for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
+  auto env = platform::capture_environment(options.threads, options.device);
+  const int64_t id = db.save_run(options, result, env, f.tag);
+  auto stored = db.load_run(id, /*with_samples=*/true);
+  PLUMB_ASSERT(stored.has_value(), "run vanished right after it was stored");
+  return *stored;
+}
+
+std::vector<std::string> summary_row(const store::StoredRun& r) {
+  const auto& s = r.result.step_time;
+  const bool ok = r.result.status == run::RunStatus::kOk;
+  return {r.workload,
+          r.mode,
+          std::to_string(r.batch),
+          run::status_name(r.result.status),
+          ok ? format_number(r.result.throughput, 2) : "-",
+          r.result.throughput_unit,
+          format_seconds(s.mean),
+          format_seconds(s.p95),
+          format_percent(s.ci_rel),
+          std::to_string(s.n),
+          std::to_string(r.id)};
+}
+
+const std::vector<std::string> kSummaryHeader = {"workload",   "mode", "batch",     "status",
+                                                 "throughput", "unit", "mean step", "p95 step",
+                                                 "ci +/-",     "n",    "run id"};
+
+void print_run_human(const store::StoredRun& r, const std::string& db_path) {
+  Table table(kSummaryHeader);
+  table.add_row(summary_row(r));
+  table.print(std::cout);
+  const auto& s = r.result.step_time;
+  if (r.result.status != run::RunStatus::kOk) {
+    std::cout << "run failed: " << r.result.message << '\n';
+  } else {
+    std::cout << fmt::format(
+        "step time: median {}  min {}  p5 {}  max {}  cv {}; warm-up {} iterations ({})\n",
+        format_seconds(s.median), format_seconds(s.min), format_seconds(s.p5),
+        format_seconds(s.max), format_percent(s.cv), r.result.warmup_s.size(),
+        r.result.steady_detected ? "steady state detected" : "cap reached, not steady");
+    if (r.mode == "infer")
+      std::cout << fmt::format("latency per batch: p50 {}  p90 {}  p99 {}\n", format_seconds(s.p50),
+                               format_seconds(s.p90), format_seconds(s.p99));
+    std::cout << fmt::format("cpu utilisation: {} of {} thread(s)\n",
+                             format_percent(r.result.cpu_utilization), r.threads);
+  }
+  std::cout << "stored as run " << r.id << " in " << db_path << "\nreproduce: " << r.result.command
+            << '\n';
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app, int& exit_code) {
+  // plumb run
+  {
+    auto* cmd = app.add_subcommand("run", "Measure one workload in one mode");
+    auto name = std::make_shared<std::string>();
+    auto flags = std::make_shared<MeasureFlags>();
+    auto overrides = std::make_shared<ConfigOverrides>();
+    cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
+    cmd->add_option("--mode", flags->mode, "train or infer")->capture_default_str();
+    add_config_options(*cmd, *overrides);
+    add_measure_options(*cmd, *flags, 60);
+    cmd->callback([name, flags, overrides, &exit_code] {
+      const Workload& w = workloads::default_registry().get(*name);
+      const Mode mode = parse_mode(flags->mode);
+      auto options = make_options(w, resolve_config(w, *overrides), mode, *flags);
+      run::validate_options(options);
+      auto db = store::ResultsStore::open(flags->db);  // fail before minutes of measuring
+      auto stored = run_and_store(w, options, *db, *flags);
+      if (flags->json) {
+        std::cout << store::run_json(stored, /*with_samples=*/true).dump(2) << '\n';
+      } else {
+        print_run_human(stored, db->path());
+      }
+      if (stored.result.status != run::RunStatus::kOk) exit_code = 1;
+    });
+  }
+  // plumb suite
+  {
+    auto* cmd = app.add_subcommand(
+        "suite",
+        "Measure every workload (or one suite) in train and infer at CPU-friendly batches");
+    auto suite = std::make_shared<std::string>();
+    auto modes = std::make_shared<std::string>("train,infer");
+    auto flags = std::make_shared<MeasureFlags>();
+    cmd->add_option("--suite", *suite, "Only this suite (default: every workload)");
+    cmd->add_option("--modes", *modes, "Comma-separated modes")->capture_default_str();
+    add_measure_options(*cmd, *flags, 20);
+    cmd->callback([suite, modes, flags, &exit_code] {
+      const auto list = workloads::default_registry().list(*suite);
+      std::vector<Mode> mode_list;
+      for (const auto& m : split(*modes, ',')) mode_list.push_back(parse_mode(m));
+      // Validate everything up front so a typo fails before the first minute of measuring.
+      std::vector<run::RunOptions> plan;
+      std::vector<const Workload*> plan_workloads;
+      for (const auto* w : list) {
+        for (Mode m : mode_list) {
+          Config config = w->default_config();
+          config.set_int("batch", w->info.small_batch);
+          plan.push_back(make_options(*w, config, m, *flags));
+          plan_workloads.push_back(w);
+          run::validate_options(plan.back());
+        }
+      }
+      auto db = store::ResultsStore::open(flags->db);
+      std::vector<store::StoredRun> done;
+      for (size_t i = 0; i < plan.size(); ++i) {
+        done.push_back(run_and_store(*plan_workloads[i], plan[i], *db, *flags));
+        if (done.back().result.status != run::RunStatus::kOk) exit_code = 1;
+      }
+      if (flags->json) {
+        nlohmann::ordered_json out;
+        out["runs"] = nlohmann::ordered_json::array();
+        for (const auto& r : done) out["runs"].push_back(store::run_json(r, false));
+        std::cout << out.dump(2) << '\n';
+        return;
+      }
+      Table table(kSummaryHeader);
+      for (const auto& r : done) table.add_row(summary_row(r));
+      std::cout << '\n';
+      table.print(std::cout);
+      std::cout << "\n" << done.size() << " runs stored in " << db->path() << '\n';
+    });
+  }
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,15 @@
+// Sub-command registration for the plumb CLI. Each add_* function declares one command's
+// options on `app` and the callback that executes it; callbacks throw UsageError for bad
+// input and set `exit_code` to 1 when a workload run fails.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace plumb::cli {
+
+void add_list_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_run_commands(CLI::App& app, int& exit_code);  // run, suite
+void add_export_command(CLI::App& app);
+
+}  // namespace plumb::cli

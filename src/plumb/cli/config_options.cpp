@@ -1,0 +1,36 @@
+// Shared --batch / --set handling (see config_options.h).
+#include "plumb/cli/config_options.h"
+
+#include "plumb/core/errors.h"
+
+namespace plumb::cli {
+
+void add_config_options(CLI::App& cmd, ConfigOverrides& o) {
+  cmd.add_option_function<int64_t>(
+      "--batch",
+      [&o](const int64_t& b) {
+        o.batch = b;
+        o.batch_given = true;
+      },
+      "Mini-batch size (default: the workload's published one)");
+  cmd.add_option("--set", o.sets, "Override a config key: --set key=value (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Config resolve_config(const Workload& workload, const ConfigOverrides& o) {
+  Config config = workload.default_config();
+  for (const auto& kv : o.sets) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--set expects key=value, got '" + kv + "'");
+    config.set_from_text(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (o.batch_given) {
+    if (o.batch <= 0)
+      throw UsageError("--batch must be at least 1, got " + std::to_string(o.batch));
+    config.set_int("batch", o.batch);
+  }
+  return config;
+}
+
+}  // namespace plumb::cli

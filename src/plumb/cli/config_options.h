@@ -1,0 +1,25 @@
+// The options every workload command shares: --batch and repeated --set key=value, resolved
+// against the workload's documented defaults.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "plumb/core/workload.h"
+
+namespace plumb::cli {
+
+struct ConfigOverrides {
+  int64_t batch = 0;  // 0: the workload's default
+  bool batch_given = false;
+  std::vector<std::string> sets;  // "key=value"
+};
+
+void add_config_options(CLI::App& cmd, ConfigOverrides& overrides);
+
+// Defaults with the overrides applied; throws UsageError for unknown keys or bad values.
+Config resolve_config(const Workload& workload, const ConfigOverrides& overrides);
+
+}  // namespace plumb::cli

@@ -1,0 +1,52 @@
+// plumb command-line entry point: builds the CLI11 app, maps errors to exit codes
+// (0 ok, 1 a run failed, 2 bad usage) and prints one actionable line for bad input.
+#include <iostream>
+
+#include <c10/util/Exception.h>
+#include <CLI/CLI.hpp>
+
+#include "plumb/cli/commands.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/version.h"
+#include "plumb/platform/blas_check.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};
+  app.require_subcommand(1);
+  // A flag given twice takes its last value, so scripts can append overrides.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag(
+      "--version", std::string(plumb::plumb_version()) + " (" + plumb::plumb_git_commit() + ")");
+  int exit_code = 0;
+  plumb::cli::add_list_command(app);
+  plumb::cli::add_info_command(app);
+  plumb::cli::add_run_commands(app, exit_code);
+  plumb::cli::add_export_command(app);
+
+  // A reference BLAS makes every number wrong: say so before anything else.
+  const std::string blas = plumb::platform::blas_warning(plumb::platform::detect_blas());
+  if (!blas.empty()) std::cerr << blas << '\n';
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "plumb: " << e.what() << " (see plumb --help)\n";
+    return 2;
+  } catch (const plumb::UsageError& e) {
+    std::cerr << "plumb: " << e.what() << '\n';
+    return 2;
+  } catch (const c10::Error& e) {
+    std::cerr << "plumb: LibTorch error: " << e.what_without_backtrace() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "plumb: " << e.what() << '\n';
+    return 1;
+  }
+  return exit_code;
+}

@@ -1,0 +1,30 @@
+// Plain-text tables for human output: columns sized to their content, numbers right-aligned.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace plumb::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "12.3 ms", "1.24 s", "850 us": step times in the unit a reader expects.
+std::string format_seconds(double seconds);
+// "1,234.5" style with 3 significant decimals for throughputs; "-" for NaN.
+std::string format_number(double value, int decimals = 1);
+// "1.8%" for a fraction; "-" for NaN.
+std::string format_percent(double fraction, int decimals = 1);
+// "25,557,032"
+std::string format_count(long long value);
+
+}  // namespace plumb::cli

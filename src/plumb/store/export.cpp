@@ -1,0 +1,199 @@
+// plumb export: the whole store as one JSON document, or one table as CSV.
+//
+// The JSON field names and CSV columns are a public interface (docs/json.md): scripts and
+// notebooks read them, so they change only together with plumb_schema_version.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::store {
+namespace {
+
+// Undefined statistics are NaN in memory and null in JSON (never a made-up 0).
+nlohmann::ordered_json number_or_null(double x) {
+  if (std::isnan(x)) return nullptr;
+  return x;
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
+  const run::RunResult& res = r.result;
+  const run::Summary& s = res.step_time;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["id"] = r.id;
+  j["workload"] = r.workload;
+  j["mode"] = r.mode;
+  j["batch"] = r.batch;
+  j["threads"] = r.threads;
+  j["device"] = r.device;
+  j["tag"] = r.tag;
+  j["status"] = run::status_name(res.status);
+  j["message"] = res.message;
+  j["command"] = res.command;
+  j["started_at"] = res.started_at;
+  j["throughput"] = number_or_null(res.throughput);
+  j["throughput_unit"] = res.throughput_unit;
+  j["step_time"] = {{"mean", number_or_null(s.mean)},
+                    {"median", number_or_null(s.median)},
+                    {"min", number_or_null(s.min)},
+                    {"p5", number_or_null(s.p5)},
+                    {"p95", number_or_null(s.p95)},
+                    {"max", number_or_null(s.max)},
+                    {"stddev", number_or_null(s.stddev)},
+                    {"cv", number_or_null(s.cv)},
+                    {"ci_rel", number_or_null(s.ci_rel)},
+                    {"ci_half_width", number_or_null(s.ci_half_width)},
+                    {"n", s.n}};
+  j["latency"] = {{"p50", number_or_null(s.p50)},
+                  {"p90", number_or_null(s.p90)},
+                  {"p99", number_or_null(s.p99)}};
+  j["warmup_iterations"] = r.warmup_iterations;
+  j["steady_detected"] = res.steady_detected;
+  j["target_met"] = res.target_met;
+  j["cpu_utilization"] = number_or_null(res.cpu_utilization);
+  j["config"] = r.config;
+  j["environment"] = platform::to_json(r.environment);
+  j["warnings"] = res.warnings;
+  if (with_samples) {
+    j["samples"] = res.samples_s;
+    j["warmup_samples"] = res.warmup_s;
+  }
+  return j;
+}
+
+namespace {
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled inside.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+// Shortest text that reads back to the same double; undefined (NaN) is an empty field.
+std::string csv_number(double x) {
+  return std::isnan(x) ? "" : fmt::format("{}", x);
+}
+
+void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out << ',';
+    out << csv_field(fields[i]);
+  }
+  out << '\n';
+}
+
+void export_runs_csv(const ResultsStore& store, std::ostream& out) {
+  // Nested JSON names flattened with '_' (step_time.mean -> step_time_mean).
+  write_csv_row(out, {"id",
+                      "workload",
+                      "mode",
+                      "batch",
+                      "threads",
+                      "device",
+                      "tag",
+                      "status",
+                      "throughput",
+                      "throughput_unit",
+                      "step_time_mean",
+                      "step_time_median",
+                      "step_time_min",
+                      "step_time_p5",
+                      "step_time_p95",
+                      "step_time_max",
+                      "step_time_stddev",
+                      "step_time_cv",
+                      "step_time_ci_rel",
+                      "step_time_ci_half_width",
+                      "step_time_n",
+                      "latency_p50",
+                      "latency_p90",
+                      "latency_p99",
+                      "started_at",
+                      "host",
+                      "cpu_model",
+                      "libtorch_version",
+                      "plumb_version",
+                      "git_commit",
+                      "command"});
+  for (const StoredRun& r : store.load_runs(false)) {
+    const run::RunResult& res = r.result;
+    const run::Summary& s = res.step_time;
+    const platform::Environment& e = r.environment;
+    write_csv_row(out, {std::to_string(r.id),
+                        r.workload,
+                        r.mode,
+                        std::to_string(r.batch),
+                        std::to_string(r.threads),
+                        r.device,
+                        r.tag,
+                        run::status_name(res.status),
+                        csv_number(res.throughput),
+                        res.throughput_unit,
+                        csv_number(s.mean),
+                        csv_number(s.median),
+                        csv_number(s.min),
+                        csv_number(s.p5),
+                        csv_number(s.p95),
+                        csv_number(s.max),
+                        csv_number(s.stddev),
+                        csv_number(s.cv),
+                        csv_number(s.ci_rel),
+                        csv_number(s.ci_half_width),
+                        std::to_string(s.n),
+                        csv_number(s.p50),
+                        csv_number(s.p90),
+                        csv_number(s.p99),
+                        res.started_at,
+                        e.host,
+                        e.cpu_model,
+                        e.libtorch_version,
+                        e.plumb_version,
+                        e.git_commit,
+                        res.command});
+  }
+}
+
+void export_samples_csv(const ResultsStore& store, std::ostream& out) {
+  write_csv_row(out, {"run_id", "phase", "index", "seconds"});
+  for (const StoredRun& r : store.load_runs(true)) {
+    const std::string id = std::to_string(r.id);
+    for (size_t i = 0; i < r.result.warmup_s.size(); ++i)
+      write_csv_row(out, {id, "warmup", std::to_string(i), csv_number(r.result.warmup_s[i])});
+    for (size_t i = 0; i < r.result.samples_s.size(); ++i)
+      write_csv_row(out, {id, "measure", std::to_string(i), csv_number(r.result.samples_s[i])});
+  }
+}
+
+}  // namespace
+
+void export_json(const ResultsStore& store, std::ostream& out) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  doc["plumb_schema_version"] = kSchemaVersion;
+  doc["runs"] = nlohmann::ordered_json::array();
+  for (const StoredRun& r : store.load_runs(true))
+    doc["runs"].push_back(run_json(r, /*with_samples=*/true));
+  out << doc.dump(2) << '\n';
+}
+
+void export_csv(const ResultsStore& store, const std::string& table, std::ostream& out) {
+  if (table == "runs") {
+    export_runs_csv(store, out);
+  } else if (table == "samples") {
+    export_samples_csv(store, out);
+  } else {
+    throw UsageError(
+        fmt::format("unknown table '{}' for CSV export; valid tables: runs, samples", table));
+  }
+}
+
+}  // namespace plumb::store

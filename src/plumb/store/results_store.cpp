@@ -1,0 +1,389 @@
+// The results store (see results_store.h): opening a file safely, writing one run per
+// transaction, and reading runs back.
+#include "plumb/store/results_store.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/store/schema.h"
+
+namespace plumb::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Creates the schema unless another process did so between our probe and now; the check is
+// repeated under the write lock (BEGIN IMMEDIATE) so two processes creating the same new
+// file cannot both initialise it.
+void initialise(SQLite::Database& db, const std::string& path) {
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  if (detail::classify(detail::read_identity(db), path) == detail::DbKind::kEmpty)
+    detail::create_schema(db);
+  tx.commit();
+}
+
+// One row to insert, each column named next to its value: the INSERT statement is generated
+// from the row, so a column can never be bound to the wrong value.
+class Row {
+ public:
+  Row& text(const char* column, std::string value) { return add(column, std::move(value)); }
+  Row& integer(const char* column, int64_t value) { return add(column, value); }
+  Row& boolean(const char* column, bool value) { return add(column, int64_t{value ? 1 : 0}); }
+  // Undefined statistics (NaN) are stored as SQL NULL and read back as NaN.
+  Row& real(const char* column, double value) {
+    if (std::isnan(value)) return add(column, std::monostate{});
+    return add(column, value);
+  }
+
+  // Returns the new row's id.
+  int64_t insert_into(SQLite::Database& db, const char* table) const {
+    std::string names, params;
+    for (const auto& [column, value] : values_) {
+      names += names.empty() ? "" : ", ";
+      params += params.empty() ? "?" : ", ?";
+      names += column;
+    }
+    SQLite::Statement insert(db,
+                             fmt::format("INSERT INTO {} ({}) VALUES ({})", table, names, params));
+    for (size_t i = 0; i < values_.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              insert.bind(index);  // NULL
+            } else {
+              insert.bind(index, v);
+            }
+          },
+          values_[i].second);
+    }
+    insert.exec();
+    return db.getLastInsertRowid();
+  }
+
+ private:
+  using Value = std::variant<std::monostate, int64_t, double, std::string>;
+  Row& add(const char* column, Value value) {
+    values_.emplace_back(column, std::move(value));
+    return *this;
+  }
+  std::vector<std::pair<const char*, Value>> values_;
+};
+
+double real_or_nan(const SQLite::Column& c) {
+  return c.isNull() ? kNaN : c.getDouble();
+}
+
+std::string strings_json(const std::vector<std::string>& xs) {
+  return nlohmann::json(xs).dump();
+}
+
+// Environments are shared between runs when identical (e.g. a sweep captures one).
+int64_t save_environment(SQLite::Database& db, const platform::Environment& env) {
+  const std::string json = platform::to_json(env).dump();
+  SQLite::Statement find(db, "SELECT id FROM environments WHERE json = ?");
+  find.bind(1, json);
+  if (find.executeStep()) return find.getColumn(0).getInt64();
+  return Row()
+      .text("host", env.host)
+      .text("os", env.os)
+      .text("cpu_model", env.cpu_model)
+      .text("isa_json", strings_json(env.isa))
+      .integer("logical_cores", env.logical_cores)
+      .integer("threads_used", env.threads_used)
+      .real("load_average_1m", env.load_average_1m)
+      .text("cpu_governor", env.cpu_governor)
+      .text("libtorch_version", env.libtorch_version)
+      .text("blas", env.blas)
+      .boolean("blas_optimized", env.blas_optimized)
+      .text("onednn_version", env.onednn_version)
+      .text("plumb_version", env.plumb_version)
+      .text("git_commit", env.git_commit)
+      .text("compiler", env.compiler)
+      .text("device", env.device)
+      .text("warnings_json", strings_json(env.warnings))
+      .text("json", json)
+      .insert_into(db, "environments");
+}
+
+void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
+                  const std::vector<double>& seconds) {
+  SQLite::Statement insert(db,
+                           "INSERT INTO samples (run_id, phase, idx, seconds) VALUES (?, ?, ?, ?)");
+  insert.bind(1, run_id);
+  insert.bind(2, phase);
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    insert.bind(3, static_cast<int64_t>(i));
+    insert.bind(4, seconds[i]);
+    insert.exec();
+    insert.reset();
+  }
+}
+
+run::RunStatus status_from_name(const std::string& name) {
+  for (run::RunStatus s : {run::RunStatus::kOk, run::RunStatus::kNanLoss,
+                           run::RunStatus::kOutOfMemory, run::RunStatus::kError}) {
+    if (name == run::status_name(s)) return s;
+  }
+  return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
+}
+
+StoredRun read_run_row(const SQLite::Statement& st) {
+  StoredRun r;
+  r.id = st.getColumn("id").getInt64();
+  r.workload = st.getColumn("workload").getString();
+  r.mode = st.getColumn("mode").getString();
+  r.batch = st.getColumn("batch").getInt64();
+  r.threads = st.getColumn("threads").getInt();
+  r.device = st.getColumn("device").getString();
+  r.tag = st.getColumn("tag").getString();
+  r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
+  r.warmup_iterations = st.getColumn("warmup_iterations").getInt64();
+  r.environment =
+      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
+
+  run::RunResult& res = r.result;
+  res.status = status_from_name(st.getColumn("status").getString());
+  res.message = st.getColumn("message").getString();
+  res.command = st.getColumn("command").getString();
+  res.started_at = st.getColumn("started_at").getString();
+  res.wall_seconds = real_or_nan(st.getColumn("wall_seconds"));
+  res.steady_detected = st.getColumn("steady_detected").getInt() != 0;
+  res.target_met = st.getColumn("target_met").getInt() != 0;
+  res.units_per_step = real_or_nan(st.getColumn("units_per_step"));
+  res.throughput_unit = st.getColumn("throughput_unit").getString();
+  res.throughput = real_or_nan(st.getColumn("throughput"));
+  res.last_loss = real_or_nan(st.getColumn("last_loss"));
+  res.cpu_utilization = real_or_nan(st.getColumn("cpu_utilization"));
+  res.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
+                     .get<std::vector<std::string>>();
+
+  run::Summary& s = res.step_time;
+  s.n = static_cast<size_t>(st.getColumn("n").getInt64());
+  s.mean = real_or_nan(st.getColumn("mean"));
+  s.median = real_or_nan(st.getColumn("median"));
+  s.min = real_or_nan(st.getColumn("min"));
+  s.p5 = real_or_nan(st.getColumn("p5"));
+  s.p95 = real_or_nan(st.getColumn("p95"));
+  s.max = real_or_nan(st.getColumn("max"));
+  s.stddev = real_or_nan(st.getColumn("stddev"));
+  s.cv = real_or_nan(st.getColumn("cv"));
+  s.ci_half_width = real_or_nan(st.getColumn("ci_half_width"));
+  s.ci_rel = real_or_nan(st.getColumn("ci_rel"));
+  s.p50 = real_or_nan(st.getColumn("p50"));
+  s.p90 = real_or_nan(st.getColumn("p90"));
+  s.p99 = real_or_nan(st.getColumn("p99"));
+  return r;
+}
+
+// Reads runs (all, or the one with `only_id`) and optionally their samples, inside one read
+// transaction so a concurrent writer cannot slip a run in between the two queries.
+std::vector<StoredRun> read_runs(SQLite::Database& db, std::optional<int64_t> only_id,
+                                 bool with_samples) {
+  SQLite::Transaction tx(db);
+  const std::string where = only_id ? " WHERE r.id = :id" : "";
+  SQLite::Statement runs(db,
+                         "SELECT r.*, e.json AS env_json FROM runs r JOIN environments e ON "
+                         "e.id = r.environment_id" +
+                             where + " ORDER BY r.id");
+  if (only_id) runs.bind(":id", *only_id);
+  std::vector<StoredRun> out;
+  std::map<int64_t, size_t> index_of;
+  while (runs.executeStep()) {
+    index_of[runs.getColumn("id").getInt64()] = out.size();
+    out.push_back(read_run_row(runs));
+  }
+  if (with_samples && !out.empty()) {
+    const std::string swhere = only_id ? " WHERE run_id = :id" : "";
+    SQLite::Statement samples(
+        db, "SELECT run_id, phase, seconds FROM samples" + swhere + " ORDER BY run_id, phase, idx");
+    if (only_id) samples.bind(":id", *only_id);
+    while (samples.executeStep()) {
+      auto it = index_of.find(samples.getColumn(0).getInt64());
+      if (it == index_of.end()) continue;  // foreign keys make this impossible
+      run::RunResult& res = out[it->second].result;
+      const bool warmup = samples.getColumn(1).getString() == "warmup";
+      (warmup ? res.warmup_s : res.samples_s).push_back(samples.getColumn(2).getDouble());
+    }
+  }
+  tx.commit();
+  return out;
+}
+
+}  // namespace
+
+ResultsStore::ResultsStore(std::string path, std::unique_ptr<SQLite::Database> db)
+    : path_(std::move(path)), db_(std::move(db)) {}
+
+ResultsStore::~ResultsStore() = default;
+
+std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool read_only) {
+  // Every check that can refuse the file runs before it is opened for writing, so a refused
+  // file is left byte-for-byte as it was.
+  const std::optional<detail::DbKind> existing = detail::check_path(path, read_only);
+  const bool creating = !existing.has_value();
+
+  // A reader of a file it could write connects read-write but sets query_only: SQLite then
+  // refuses every change, and closing the last connection still checkpoints and removes the
+  // '-wal'/'-shm' files, which a truly read-only connection would leave behind.
+  const bool query_only = read_only && ::access(path.c_str(), W_OK) == 0 &&
+                          ::access(detail::directory_of(path).c_str(), W_OK) == 0;
+  int flags = read_only && !query_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE;
+  if (creating) flags |= SQLite::OPEN_CREATE;
+  // A truly read-only reader of a WAL database needs a '-shm' file, which SQLite cannot
+  // create in a directory we may not write (results shared read-only, read-only media).
+  // With no side files present nobody is writing, so the file is read as immutable.
+  std::string target = path;
+  if (read_only && !query_only && !detail::has_side_files(path)) {
+    target = detail::immutable_uri(path);
+    flags |= SQLite::OPEN_URI;
+  }
+  std::unique_ptr<SQLite::Database> db;
+  // Nothing half-made is left behind: when this call created the file, a failure removes it.
+  const auto discard_created = [&] {
+    db.reset();
+    if (!creating) return;
+    std::error_code ec;
+    fs::remove(path, ec);
+    fs::remove(path + "-journal", ec);
+  };
+  try {
+    db = std::make_unique<SQLite::Database>(target, flags, detail::kBusyTimeoutMs);
+    // SQLite silently falls back to read-only when it cannot write the file; that would
+    // only show when the first run is saved. sqlite3_db_readonly has no SQLiteCpp wrapper.
+    if (!read_only && sqlite3_db_readonly(db->getHandle(), "main") == 1)
+      throw UsageError(fmt::format(
+          "cannot write results database '{}': SQLite can only open it read-only; fix its "
+          "permissions or pass another --db",
+          path));
+    // The probe may have read the main file alone; checked again through this connection,
+    // which also sees what an uncheckpointed WAL holds.
+    const detail::DbKind kind = detail::classify(detail::read_identity(*db), path);
+    if (read_only && kind == detail::DbKind::kEmpty) throw detail::no_results_yet(path);
+    if (!read_only) {
+      if (kind == detail::DbKind::kEmpty) initialise(*db, path);
+      // Persistent in the file; WAL lets readers (plumb report) run beside a writer. If the
+      // file system cannot do WAL, SQLite keeps its rollback journal: still atomic.
+      db->exec("PRAGMA journal_mode = WAL");
+    }
+    if (query_only) db->exec("PRAGMA query_only = ON");
+    db->exec("PRAGMA foreign_keys = ON");
+  } catch (const UsageError&) {
+    discard_created();
+    throw;
+  } catch (const SQLite::Exception& e) {
+    discard_created();
+    throw UsageError(fmt::format(
+        "cannot {} results database '{}': {}; check the path and its permissions or pass "
+        "another --db",
+        creating ? "create" : "open", path, e.what()));
+  }
+  return std::unique_ptr<ResultsStore>(new ResultsStore(path, std::move(db)));
+}
+
+int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunResult& result,
+                               const platform::Environment& environment, const std::string& tag) {
+  const nlohmann::ordered_json config = options.config.to_json();
+  // A workload without a batch dimension (none today) is stored with batch 0.
+  const auto batch_it = config.find("batch");
+  const int64_t batch =
+      batch_it != config.end() && batch_it->is_number_integer() ? batch_it->get<int64_t>() : 0;
+  const run::Summary& s = result.step_time;
+  try {
+    // IMMEDIATE takes the write lock up front, so a concurrent writer makes us wait (busy
+    // timeout) instead of failing half-way through with SQLITE_BUSY.
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t environment_id = save_environment(*db_, environment);
+
+    const int64_t run_id =
+        Row()
+            .text("started_at", result.started_at)
+            .text("workload", options.workload)
+            .text("mode", mode_name(options.mode))
+            .integer("batch", batch)
+            .integer("threads", options.threads)
+            .text("device", options.device)
+            .text("tag", tag)
+            .text("command", result.command)
+            .text("status", run::status_name(result.status))
+            .text("message", result.message)
+            .text("config_json", config.dump())
+            .integer("environment_id", environment_id)
+            .real("throughput", result.throughput)
+            .text("throughput_unit", result.throughput_unit)
+            .real("units_per_step", result.units_per_step)
+            .real("wall_seconds", result.wall_seconds)
+            .boolean("steady_detected", result.steady_detected)
+            .boolean("target_met", result.target_met)
+            .integer("warmup_iterations", static_cast<int64_t>(result.warmup_s.size()))
+            .real("last_loss", result.last_loss)
+            .real("cpu_utilization", result.cpu_utilization)
+            .text("warnings_json", strings_json(result.warnings))
+            .integer("n", static_cast<int64_t>(s.n))
+            .real("mean", s.mean)
+            .real("median", s.median)
+            .real("min", s.min)
+            .real("p5", s.p5)
+            .real("p95", s.p95)
+            .real("max", s.max)
+            .real("stddev", s.stddev)
+            .real("cv", s.cv)
+            .real("ci_half_width", s.ci_half_width)
+            .real("ci_rel", s.ci_rel)
+            .real("p50", s.p50)
+            .real("p90", s.p90)
+            .real("p99", s.p99)
+            .insert_into(*db_, "runs");
+
+    save_samples(*db_, run_id, "warmup", result.warmup_s);
+    save_samples(*db_, run_id, "measure", result.samples_s);
+    tx.commit();
+    return run_id;
+  } catch (const SQLite::Exception& e) {
+    // The transaction has been rolled back by now: nothing of this run is stored. Conditions
+    // of the machine are the user's to fix; anything else (a constraint) is a plumb bug.
+    const int code = e.getErrorCode();
+    const std::string what =
+        fmt::format("could not save the run of {} to '{}' (nothing of it was stored): {}",
+                    options.workload, path_, e.what());
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+      throw UsageError(what +
+                       "; another process holds the database locked: retry when it "
+                       "is done or pass another --db");
+    if (code == SQLITE_READONLY)
+      throw UsageError(what +
+                       "; the store was opened read-only or its file is not writable: "
+                       "fix permissions or pass another --db");
+    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN ||
+        code == SQLITE_PERM)
+      throw UsageError(what + "; free disk space or fix permissions, or pass another --db");
+    throw std::runtime_error(what);
+  }
+}
+
+std::vector<StoredRun> ResultsStore::load_runs(bool with_samples) const {
+  return read_runs(*db_, std::nullopt, with_samples);
+}
+
+std::optional<StoredRun> ResultsStore::load_run(int64_t id, bool with_samples) const {
+  std::vector<StoredRun> runs = read_runs(*db_, id, with_samples);
+  if (runs.empty()) return std::nullopt;
+  return std::move(runs.front());
+}
+
+}  // namespace plumb::store

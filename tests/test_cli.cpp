@@ -1,0 +1,204 @@
+// End-to-end CLI tests: run the real plumb binary and check exit codes, messages, JSON output,
+// what lands in the database, and that bad input and SIGKILL never damage stored results.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/store/results_store.h"
+
+namespace plumb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/plumb_cli_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result plumb(const std::string& args) {
+    const std::string cmd = std::string(PLUMB_BINARY) + " " + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  }
+
+  std::string db() const { return (dir_ / "plumb.db").string(); }
+
+  // A fast autoenc run (tiny MLP) so CLI tests take seconds.
+  static std::string quick_run_args() {
+    return "run autoenc --mode train --batch 8 --set hidden=16 --set latent=4 --threads 1 "
+           "--max-time 2 --min-samples 5 --target-ci 0.5";
+  }
+
+  void expect_usage_error(const std::string& args, const std::string& needle) {
+    Result r = plumb(args);
+    EXPECT_EQ(r.code, 2) << args << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\nstdout: " << r.out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, ListAndInfoJson) {
+  Result list = plumb("list --json");
+  ASSERT_EQ(list.code, 0) << list.err;
+  auto j = nlohmann::json::parse(list.out);
+  EXPECT_GE(j["workloads"].size(), 3u);
+
+  Result info = plumb("info resnet50 --json");
+  ASSERT_EQ(info.code, 0) << info.err;
+  auto i = nlohmann::json::parse(info.out);  // stdout is exactly one JSON document
+  EXPECT_EQ(i["params"], 25557032);
+  EXPECT_EQ(i["throughput_unit"], "images/s");
+  bool found_fc = false;
+  for (const auto& l : i["layers"])
+    if (l["name"] == "fc") {
+      found_fc = true;
+      EXPECT_EQ(l["output_shape"], nlohmann::json::array({1, 1000}));
+      EXPECT_EQ(l["params"], 2049000);
+    }
+  EXPECT_TRUE(found_fc);
+}
+
+TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
+  Result r = plumb(quick_run_args() + " --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["throughput_unit"], "images/s");
+  EXPECT_GT(j["throughput"].get<double>(), 0);
+  for (const char* k : {"mean", "median", "min", "p5", "p95", "max", "stddev", "cv", "ci_rel", "n"})
+    EXPECT_TRUE(j["step_time"].contains(k)) << k;
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  auto runs = store->load_runs(/*with_samples=*/true);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].result.samples_s.size(), j["step_time"]["n"].get<size_t>());
+  EXPECT_FALSE(runs[0].result.warmup_s.empty());
+  EXPECT_EQ(runs[0].environment.threads_used, 1);
+}
+
+TEST_F(Cli, BadArgumentsAreUsageErrors) {
+  expect_usage_error("run resnet5 --db " + db(), "did you mean 'resnet50'");
+  expect_usage_error("list --suite nosuch", "unknown suite");
+  expect_usage_error("run autoenc --batch 0 --db " + db(), "--batch must be at least 1");
+  expect_usage_error("run autoenc --batch -4 --db " + db(), "--batch must be at least 1");
+  expect_usage_error("run autoenc --threads 0 --db " + db(), "--threads must be at least 1");
+  expect_usage_error("run autoenc --target-ci 0 --db " + db(), "--target-ci");
+  expect_usage_error("run autoenc --target-ci 2 --db " + db(), "--target-ci");
+  expect_usage_error("run autoenc --target-ci abc --db " + db(), "target-ci");
+  expect_usage_error("run autoenc --mode fly --db " + db(), "mode must be 'train' or 'infer'");
+  expect_usage_error("run autoenc --set hiden=3 --db " + db(), "did you mean 'hidden'");
+  expect_usage_error("run autoenc --device tpu --db " + db(), "unknown device");
+  expect_usage_error("export --db " + db() + " --format xml", "--format must be csv or json");
+  expect_usage_error("frobnicate", "");
+  EXPECT_FALSE(fs::exists(db())) << "a refused command must not create a database";
+}
+
+TEST_F(Cli, TooManyThreadsWarnsAndRuns) {
+  Result r = plumb(quick_run_args() + " --threads 512 --max-iters 5 --db " + db());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("exceeds"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnusableDatabasesAreRefusedAndLeftUntouched) {
+  expect_usage_error(quick_run_args() + " --db " + (dir_ / "missing" / "x.db").string(), "x.db");
+  expect_usage_error(quick_run_args() + " --db " + dir_.string(), dir_.string());
+
+  const fs::path text = dir_ / "notes.db";
+  std::ofstream(text) << "these are my notes, not a database\n";
+  expect_usage_error(quick_run_args() + " --db " + text.string(), "not a plumb");
+  EXPECT_EQ(slurp(text), "these are my notes, not a database\n");
+
+  // A plumb database from a newer plumb: refused, bytes unchanged.
+  const fs::path newer = dir_ / "newer.db";
+  ASSERT_EQ(plumb(quick_run_args() + " --db " + newer.string()).code, 0);
+  {
+    SQLite::Database d(newer.string(), SQLite::OPEN_READWRITE);
+    d.exec("PRAGMA user_version = " + std::to_string(store::kSchemaVersion + 1));
+  }
+  const std::string before = slurp(newer);
+  expect_usage_error(quick_run_args() + " --db " + newer.string(), "newer");
+  expect_usage_error("export --db " + newer.string(), "newer");
+  EXPECT_EQ(slurp(newer), before);
+}
+
+TEST_F(Cli, SigkillMidRunLeavesEarlierRunsIntact) {
+  ASSERT_EQ(plumb(quick_run_args() + " --db " + db()).code, 0);
+  ASSERT_EQ(plumb(quick_run_args() + " --mode infer --db " + db()).code, 0);
+
+  // A long run, killed while it measures.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string out = (dir_ / "long.err").string();
+    freopen(out.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(PLUMB_BINARY, PLUMB_BINARY, "run", "autoenc", "--batch", "64", "--max-time", "120",
+          "--target-ci", "0.0001", "--db", db().c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until it reports the end of warm-up, i.e. it is measuring, then kill it hard.
+  for (int i = 0; i < 600 && slurp(dir_ / "long.err").find("warm-up:") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  auto runs = store->load_runs(/*with_samples=*/true);
+  ASSERT_EQ(runs.size(), 2u) << "the killed run must leave no partial record";
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.result.status, run::RunStatus::kOk);
+    EXPECT_EQ(r.result.samples_s.size(), r.result.step_time.n);
+  }
+  // And the database still accepts new runs.
+  EXPECT_EQ(plumb(quick_run_args() + " --db " + db()).code, 0);
+}
+
+TEST_F(Cli, ExportCsvAndJson) {
+  ASSERT_EQ(plumb(quick_run_args() + " --db " + db()).code, 0);
+  Result json = plumb("export --db " + db() + " --format json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  EXPECT_FALSE(j["runs"][0]["samples"].empty());
+  Result csv = plumb("export --db " + db() + " --format csv --table samples");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("run_id,phase,index,seconds\n", 0), 0u) << csv.out.substr(0, 80);
+  expect_usage_error("export --db " + (dir_ / "none.db").string(), "none.db");
+}
+
+}  // namespace
+}  // namespace plumb

@@ -1,0 +1,119 @@
+// Registry, configuration and name-suggestion tests: the interface every workload shares.
+#include <gtest/gtest.h>
+
+#include "plumb/core/config.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/registry.h"
+#include "plumb/core/text.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb {
+namespace {
+
+Workload fake(const std::string& name, std::vector<std::string> suites) {
+  Workload w;
+  w.info = {name, std::move(suites), "test", "a fake", "none", "samples/s", 1, {}};
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 4, "batch");
+    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
+    return c;
+  };
+  w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> { return nullptr; };
+  return w;
+}
+
+TEST(Registry, ListsBySuiteInRegistrationOrder) {
+  Registry r;
+  r.add(fake("alpha", {"s1"}));
+  r.add(fake("beta", {"s1", "s2"}));
+  r.add(fake("gamma", {"s2"}));
+  ASSERT_EQ(r.list().size(), 3u);
+  auto s2 = r.list("s2");
+  ASSERT_EQ(s2.size(), 2u);
+  EXPECT_EQ(s2[0]->info.name, "beta");
+  EXPECT_EQ(s2[1]->info.name, "gamma");
+  EXPECT_EQ(r.suites(), (std::vector<std::string>{"s1", "s2"}));
+}
+
+TEST(Registry, UnknownWorkloadSuggestsCloseNames) {
+  Registry r;
+  r.add(fake("resnet50", {"tbd"}));
+  r.add(fake("seq2seq", {"fathom"}));
+  try {
+    r.get("resnet5");
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'resnet50'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Registry, UnknownSuiteNamesValidOnes) {
+  Registry r;
+  r.add(fake("a", {"fathom"}));
+  try {
+    r.list("fathm");
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("valid suites: fathom"), std::string::npos) << msg;
+  }
+}
+
+TEST(Registry, DefaultRegistryHasTheFirstThreeWorkloads) {
+  const auto names = workloads::default_registry().names();
+  for (const char* n : {"autoenc", "seq2seq", "resnet50"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  for (const auto* w : workloads::default_registry().list()) {
+    Config c = w->default_config();
+    EXPECT_TRUE(c.has("batch")) << w->info.name;
+    EXPECT_TRUE(c.has("dtype")) << w->info.name;
+    EXPECT_FALSE(w->info.source.empty()) << w->info.name;
+    EXPECT_GT(w->info.small_batch, 0) << w->info.name;
+  }
+}
+
+TEST(Config, TypedOverridesAndValidation) {
+  Config c;
+  c.add_int("batch", 8, "b").add_double("lr", 0.1, "l").add_bool("flag", false, "f");
+  c.add_choice("dtype", "fp32", {"fp32", "bf16"}, "d");
+  c.set_from_text("batch", "16");
+  c.set_from_text("lr", "0.5");
+  c.set_from_text("flag", "true");
+  c.set_from_text("dtype", "bf16");
+  EXPECT_EQ(c.get_int("batch"), 16);
+  EXPECT_DOUBLE_EQ(c.get_double("lr"), 0.5);
+  EXPECT_TRUE(c.get_bool("flag"));
+  EXPECT_EQ(c.get_string("dtype"), "bf16");
+  EXPECT_THROW(c.set_from_text("batch", "0"), UsageError);
+  EXPECT_THROW(c.set_from_text("batch", "-3"), UsageError);
+  EXPECT_THROW(c.set_from_text("batch", "eight"), UsageError);
+  EXPECT_THROW(c.set_from_text("lr", "nan"), UsageError);
+  EXPECT_THROW(c.set_from_text("flag", "maybe"), UsageError);
+  EXPECT_THROW(c.set_from_text("dtype", "fp64"), UsageError);
+  try {
+    c.set_from_text("bach", "4");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'batch'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, DifferencesAndJsonKeepDeclarationOrder) {
+  Config d;
+  d.add_int("batch", 8, "b").add_int("hidden", 256, "h");
+  Config c = d;
+  c.set_int("hidden", 128);
+  EXPECT_EQ(c.differences_from(d), (std::vector<std::string>{"hidden=128"}));
+  EXPECT_EQ(c.to_json().dump(), R"({"batch":8,"hidden":128})");
+}
+
+TEST(Text, EditDistanceAndSplit) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(split("1,2,,3", ','), (std::vector<std::string>{"1", "2", "", "3"}));
+  EXPECT_EQ(suggestion_suffix("zzzzzz", {"resnet50"}), "");
+}
+
+}  // namespace
+}  // namespace plumb

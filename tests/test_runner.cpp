@@ -1,0 +1,145 @@
+// Runner tests on fake workloads whose step behaviour is scripted: steady-state warm-up,
+// CI-driven stopping, kept samples, and failure statuses instead of numbers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "plumb/core/errors.h"
+#include "plumb/run/runner.h"
+
+namespace plumb {
+namespace {
+
+enum class Behaviour { kSteady, kNaN, kThrow, kBadAlloc };
+
+class FakeModel : public Model {
+ public:
+  explicit FakeModel(Behaviour b) : behaviour_(b), net_(torch::nn::Linear(2, 2)) {}
+  torch::nn::Module& module() override { return *net_; }
+  Batch make_batch() override { return {{torch::zeros({1})}, 4.0}; }
+  double train_step(const Batch&) override { return step(); }
+  double infer_step(const Batch&) override { return step(); }
+
+ private:
+  double step() {
+    ++calls_;
+    // The first iterations are slow (a cold start), then constant: what warm-up must skip.
+    const int micros = calls_ <= 3 ? 6000 : 2000;
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    if (behaviour_ == Behaviour::kNaN && calls_ == 20) return std::nan("");
+    if (behaviour_ == Behaviour::kThrow && calls_ == 5) throw std::runtime_error("boom");
+    if (behaviour_ == Behaviour::kBadAlloc && calls_ == 5) throw std::bad_alloc();
+    return 1.0;
+  }
+  Behaviour behaviour_;
+  int calls_ = 0;
+  torch::nn::Linear net_;
+};
+
+Workload fake_workload(Behaviour b) {
+  Workload w;
+  w.info = {"fake", {"test"}, "test", "scripted steps", "none", "samples/s", 1, {}};
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 4, "batch");
+    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
+    return c;
+  };
+  w.build = [b](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
+    return std::make_unique<FakeModel>(b);
+  };
+  return w;
+}
+
+run::RunOptions options_for(const Workload& w) {
+  run::RunOptions o;
+  o.workload = w.info.name;
+  o.config = w.default_config();
+  o.threads = 1;
+  o.target_ci = 0.05;
+  o.max_time_s = 5;
+  return o;
+}
+
+TEST(Runner, WarmsUpPastTheColdStartAndMeetsTheTarget) {
+  auto w = fake_workload(Behaviour::kSteady);
+  auto r = run::run_workload(w, options_for(w));
+  ASSERT_EQ(r.status, run::RunStatus::kOk) << r.message;
+  EXPECT_TRUE(r.steady_detected);
+  EXPECT_GE(r.warmup_s.size(), 15u);  // three windows of five
+  EXPECT_GE(r.samples_s.size(), 10u);
+  EXPECT_EQ(r.step_time.n, r.samples_s.size());
+  EXPECT_TRUE(r.target_met);
+  EXPECT_LE(r.step_time.ci_rel, 0.05);
+  // The cold start (>= 6 ms by construction) was absorbed by the warm-up.
+  EXPECT_GE(r.warmup_s[0], 0.006);
+  EXPECT_NEAR(r.throughput, 4.0 / r.step_time.mean, 1e-9);
+  EXPECT_EQ(r.throughput_unit, "samples/s");
+  EXPECT_NE(r.command.find("plumb run fake --mode train --batch 4 --threads 1"), std::string::npos);
+}
+
+TEST(Runner, IterationBudgetStopsSampling) {
+  auto w = fake_workload(Behaviour::kSteady);
+  auto o = options_for(w);
+  o.target_ci = 1e-9;  // unreachable
+  o.max_iterations = 12;
+  auto r = run::run_workload(w, o);
+  ASSERT_EQ(r.status, run::RunStatus::kOk);
+  EXPECT_EQ(r.samples_s.size(), 12u);
+  EXPECT_FALSE(r.target_met);
+  EXPECT_FALSE(r.warnings.empty());
+}
+
+TEST(Runner, NaNLossBecomesAStatusNotANumber) {
+  auto w = fake_workload(Behaviour::kNaN);
+  auto r = run::run_workload(w, options_for(w));
+  EXPECT_EQ(r.status, run::RunStatus::kNanLoss);
+  EXPECT_NE(r.message.find("iteration 20"), std::string::npos) << r.message;
+  EXPECT_TRUE(std::isnan(r.throughput));
+}
+
+TEST(Runner, ExceptionsBecomeErrorAndOutOfMemoryStatuses) {
+  auto thrower = fake_workload(Behaviour::kThrow);
+  auto r = run::run_workload(thrower, options_for(thrower));
+  EXPECT_EQ(r.status, run::RunStatus::kError);
+  EXPECT_EQ(r.message, "boom");
+  auto oom = fake_workload(Behaviour::kBadAlloc);
+  r = run::run_workload(oom, options_for(oom));
+  EXPECT_EQ(r.status, run::RunStatus::kOutOfMemory);
+}
+
+TEST(Runner, InvalidOptionsAreUsageErrors) {
+  auto w = fake_workload(Behaviour::kSteady);
+  auto o = options_for(w);
+  o.threads = 0;
+  EXPECT_THROW(run::run_workload(w, o), UsageError);
+  o = options_for(w);
+  o.target_ci = 0;
+  EXPECT_THROW(run::run_workload(w, o), UsageError);
+  o.target_ci = 1.5;
+  EXPECT_THROW(run::run_workload(w, o), UsageError);
+  o = options_for(w);
+  o.device = "tpu";
+  EXPECT_THROW(run::run_workload(w, o), UsageError);
+  o = options_for(w);
+  o.max_time_s = 0;
+  EXPECT_THROW(run::run_workload(w, o), UsageError);
+}
+
+TEST(Runner, TooManyThreadsWarnsButRuns) {
+  auto w = fake_workload(Behaviour::kSteady);
+  auto o = options_for(w);
+  o.threads = 64;
+  auto r = run::run_workload(w, o);
+  EXPECT_EQ(r.status, run::RunStatus::kOk);
+  bool warned = false;
+  for (const auto& s : r.warnings) warned = warned || s.find("exceeds") != std::string::npos;
+  EXPECT_TRUE(warned);
+  run::apply_threads(1);
+}
+
+}  // namespace
+}  // namespace plumb

@@ -1,0 +1,600 @@
+// Tests of the SQLite results store: round trips, exports, refusing files that are not
+// plumb's (leaving them untouched), and one-transaction-per-run atomicity.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::store {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A fresh directory per test, removed afterwards.
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "plumb_store_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(dir_, fs::perms::owner_all, ec);  // a test may have made it read-only
+    fs::remove_all(dir_, ec);
+  }
+  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+  // The directory's entries, to show that a refusal created no side files (-wal, -shm).
+  std::set<std::string> listing() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+run::RunOptions make_options(int64_t batch = 32) {
+  run::RunOptions o;
+  o.workload = "fathom/autoenc";
+  o.mode = Mode::kInfer;
+  o.config.add_int("batch", batch, "mini-batch size")
+      .add_double("learning_rate", 0.125, "step size")
+      .add_bool("bias", true, "use biases")
+      .add_choice("dtype", "float32", {"float32", "bfloat16"}, "element type");
+  o.threads = 4;
+  o.device = "cpu";
+  return o;
+}
+
+run::RunResult make_result() {
+  run::RunResult r;
+  r.status = run::RunStatus::kNanLoss;
+  r.message = "loss became NaN at step 7";
+  r.command = "plumb run fathom/autoenc --mode infer --threads 4 -c batch=32";
+  r.started_at = "2024-05-01T12:34:56Z";
+  r.wall_seconds = 3.5;
+  r.warmup_s = {0.5, 0.25, 0.125};
+  r.samples_s = {0.1, 0.11, 0.09, 0.1};
+  r.steady_detected = true;
+  r.target_met = false;
+  run::Summary& s = r.step_time;
+  s.n = 4;
+  s.mean = 0.1;
+  s.median = 0.1;
+  s.min = 0.09;
+  s.p5 = 0.0915;
+  s.p95 = 0.1085;
+  s.max = 0.11;
+  s.p50 = 0.1;
+  s.p90 = 0.107;
+  s.p99 = 0.1097;
+  s.stddev = kNaN;  // undefined statistics must survive as NaN
+  s.cv = kNaN;
+  s.ci_half_width = 0.0123;
+  s.ci_rel = kNaN;
+  r.units_per_step = 32;
+  r.throughput_unit = "images/s";
+  r.throughput = 320;
+  r.last_loss = kNaN;
+  r.cpu_utilization = 0.93;
+  r.warnings = {"load average 3.2 > 1", "governor 'powersave'"};
+  return r;
+}
+
+platform::Environment make_environment() {
+  platform::Environment e;
+  e.host = "bench-01";
+  e.os = "Linux 6.1.0 x86_64";
+  e.cpu_model = "Intel(R) Xeon(R) Platinum 8480+";
+  e.isa = {"avx2", "avx512f", "amx_tile"};
+  e.logical_cores = 112;
+  e.threads_used = 4;
+  e.load_average_1m = 0.42;
+  e.cpu_governor = "performance";
+  e.libtorch_version = "1.13.1";
+  e.blas = "libopenblas.so.0";
+  e.blas_optimized = true;
+  e.onednn_version = "3.0.0";
+  e.plumb_version = "0.1.0";
+  e.git_commit = "abc1234-dirty";
+  e.compiler = "GNU 12.2.0";
+  e.device = "cpu";
+  e.warnings = {"turbo boost on"};
+  return e;
+}
+
+// Same value, where NaN equals NaN.
+void expect_same(double expected, double actual, const char* what) {
+  if (std::isnan(expected)) {
+    EXPECT_TRUE(std::isnan(actual)) << what << " = " << actual;
+  } else {
+    EXPECT_EQ(expected, actual) << what;
+  }
+}
+
+void expect_same_environment(const platform::Environment& a, const platform::Environment& b) {
+  EXPECT_EQ(a.host, b.host);
+  EXPECT_EQ(a.os, b.os);
+  EXPECT_EQ(a.cpu_model, b.cpu_model);
+  EXPECT_EQ(a.isa, b.isa);
+  EXPECT_EQ(a.logical_cores, b.logical_cores);
+  EXPECT_EQ(a.threads_used, b.threads_used);
+  expect_same(a.load_average_1m, b.load_average_1m, "load_average_1m");
+  EXPECT_EQ(a.cpu_governor, b.cpu_governor);
+  EXPECT_EQ(a.libtorch_version, b.libtorch_version);
+  EXPECT_EQ(a.blas, b.blas);
+  EXPECT_EQ(a.blas_optimized, b.blas_optimized);
+  EXPECT_EQ(a.onednn_version, b.onednn_version);
+  EXPECT_EQ(a.plumb_version, b.plumb_version);
+  EXPECT_EQ(a.git_commit, b.git_commit);
+  EXPECT_EQ(a.compiler, b.compiler);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.warnings, b.warnings);
+}
+
+// The file's bytes and modification time, to prove a refused file was not touched.
+struct FileSnapshot {
+  std::string bytes;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileSnapshot& o) const {
+    return bytes == o.bytes && mtime_ns == o.mtime_ns;
+  }
+};
+
+FileSnapshot snapshot(const std::string& path) {
+  FileSnapshot s;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  s.bytes = buf.str();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return s;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// Opening must throw UsageError whose message names the path (one actionable line).
+std::string expect_refused(const std::string& path, bool read_only) {
+  try {
+    ResultsStore::open(path, read_only);
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "opening " << path << " was not refused";
+  return "";
+}
+
+TEST_F(StoreTest, RoundTripKeepsEveryField) {
+  const std::string db = file("plumb.db");
+  const run::RunOptions options = make_options();
+  const run::RunResult result = make_result();
+  const platform::Environment env = make_environment();
+  int64_t id = 0;
+  {
+    auto store = ResultsStore::open(db);
+    id = store->save_run(options, result, env, "baseline");
+    EXPECT_GT(id, 0);
+  }
+  auto store = ResultsStore::open(db, /*read_only=*/true);
+  std::optional<StoredRun> loaded = store->load_run(id, /*with_samples=*/true);
+  ASSERT_TRUE(loaded.has_value());
+  const StoredRun& r = *loaded;
+  EXPECT_EQ(r.id, id);
+  EXPECT_EQ(r.workload, "fathom/autoenc");
+  EXPECT_EQ(r.mode, "infer");
+  EXPECT_EQ(r.batch, 32);
+  EXPECT_EQ(r.threads, 4);
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_EQ(r.tag, "baseline");
+  EXPECT_EQ(r.config, options.config.to_json());
+  EXPECT_EQ(r.config.dump(), options.config.to_json().dump());  // key order kept
+
+  const run::RunResult& got = r.result;
+  EXPECT_EQ(got.status, result.status);
+  EXPECT_EQ(got.message, result.message);
+  EXPECT_EQ(got.command, result.command);
+  EXPECT_EQ(got.started_at, result.started_at);
+  expect_same(result.wall_seconds, got.wall_seconds, "wall_seconds");
+  EXPECT_EQ(got.warmup_s, result.warmup_s);
+  EXPECT_EQ(got.samples_s, result.samples_s);
+  EXPECT_EQ(got.steady_detected, result.steady_detected);
+  EXPECT_EQ(got.target_met, result.target_met);
+  expect_same(result.units_per_step, got.units_per_step, "units_per_step");
+  EXPECT_EQ(got.throughput_unit, result.throughput_unit);
+  expect_same(result.throughput, got.throughput, "throughput");
+  expect_same(result.last_loss, got.last_loss, "last_loss");
+  expect_same(result.cpu_utilization, got.cpu_utilization, "cpu_utilization");
+  EXPECT_EQ(got.warnings, result.warnings);
+
+  const run::Summary& a = result.step_time;
+  const run::Summary& b = got.step_time;
+  EXPECT_EQ(a.n, b.n);
+  expect_same(a.mean, b.mean, "mean");
+  expect_same(a.median, b.median, "median");
+  expect_same(a.min, b.min, "min");
+  expect_same(a.p5, b.p5, "p5");
+  expect_same(a.p95, b.p95, "p95");
+  expect_same(a.max, b.max, "max");
+  expect_same(a.p50, b.p50, "p50");
+  expect_same(a.p90, b.p90, "p90");
+  expect_same(a.p99, b.p99, "p99");
+  expect_same(a.stddev, b.stddev, "stddev");
+  expect_same(a.cv, b.cv, "cv");
+  expect_same(a.ci_half_width, b.ci_half_width, "ci_half_width");
+  expect_same(a.ci_rel, b.ci_rel, "ci_rel");
+
+  expect_same_environment(env, r.environment);
+
+  // Without samples the vectors stay empty, everything else is the same.
+  std::optional<StoredRun> lean = store->load_run(id, /*with_samples=*/false);
+  ASSERT_TRUE(lean.has_value());
+  EXPECT_TRUE(lean->result.samples_s.empty());
+  EXPECT_TRUE(lean->result.warmup_s.empty());
+  EXPECT_EQ(lean->result.step_time.n, 4u);
+  EXPECT_FALSE(store->load_run(id + 100, true).has_value());
+}
+
+TEST_F(StoreTest, NewFileIsStampedAsPlumbInWalMode) {
+  const std::string db = file("plumb.db");
+  ResultsStore::open(db).reset();
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA application_id").getInt(), kApplicationId);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_TRUE(raw.tableExists("environments"));
+  EXPECT_TRUE(raw.tableExists("runs"));
+  EXPECT_TRUE(raw.tableExists("samples"));
+}
+
+TEST_F(StoreTest, TwoRunsKeepIdsAndOrder) {
+  const std::string db = file("plumb.db");
+  int64_t first = 0, second = 0;
+  {
+    auto store = ResultsStore::open(db);
+    first = store->save_run(make_options(16), make_result(), make_environment(), "a");
+    second = store->save_run(make_options(64), make_result(), make_environment(), "b");
+  }
+  EXPECT_LT(first, second);
+  auto store = ResultsStore::open(db);  // reopening an existing store for writing
+  std::vector<StoredRun> runs = store->load_runs(/*with_samples=*/false);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].id, first);
+  EXPECT_EQ(runs[0].batch, 16);
+  EXPECT_EQ(runs[0].tag, "a");
+  EXPECT_EQ(runs[1].id, second);
+  EXPECT_EQ(runs[1].batch, 64);
+  EXPECT_EQ(runs[1].tag, "b");
+  EXPECT_EQ(store->load_run(second, true)->batch, 64);
+
+  // An identical environment is stored once and shared.
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM environments").getInt(), 1);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM samples").getInt(), 14);
+}
+
+TEST_F(StoreTest, ReaderSeesRunsOfAnOpenWriter) {
+  // WAL: `plumb report` can read while a sweep keeps the store open for writing.
+  const std::string db = file("odd name?#%.db");  // also exercises URI escaping in the probe
+  auto writer = ResultsStore::open(db);
+  writer->save_run(make_options(), make_result(), make_environment());
+  auto reader = ResultsStore::open(db, /*read_only=*/true);
+  EXPECT_EQ(reader->load_runs(false).size(), 1u);
+  auto second_writer = ResultsStore::open(db);
+  second_writer->save_run(make_options(), make_result(), make_environment());
+  writer->save_run(make_options(), make_result(), make_environment());
+  EXPECT_EQ(reader->load_runs(true).size(), 3u);
+}
+
+TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
+  auto store = ResultsStore::open(file("plumb.db"));
+  const int64_t id = store->save_run(make_options(), make_result(), make_environment(), "t");
+  std::ostringstream out;
+  export_json(*store, out);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc.at("plumb_schema_version"), 1);
+  ASSERT_EQ(doc.at("runs").size(), 1u);
+
+  const nlohmann::ordered_json run = nlohmann::ordered_json::parse(out.str())["runs"][0];
+  std::vector<std::string> keys;
+  for (const auto& item : run.items()) keys.push_back(item.key());
+  const std::vector<std::string> documented = {"id",
+                                               "workload",
+                                               "mode",
+                                               "batch",
+                                               "threads",
+                                               "device",
+                                               "tag",
+                                               "status",
+                                               "message",
+                                               "command",
+                                               "started_at",
+                                               "throughput",
+                                               "throughput_unit",
+                                               "step_time",
+                                               "latency",
+                                               "warmup_iterations",
+                                               "steady_detected",
+                                               "target_met",
+                                               "cpu_utilization",
+                                               "config",
+                                               "environment",
+                                               "warnings",
+                                               "samples",
+                                               "warmup_samples"};
+  EXPECT_EQ(keys, documented);
+
+  EXPECT_EQ(run["id"], id);
+  EXPECT_EQ(run["status"], "nan_loss");
+  EXPECT_EQ(run["batch"], 32);
+  EXPECT_EQ(run["warmup_iterations"], 3);
+  const auto& st = run["step_time"];
+  for (const char* k : {"mean", "median", "min", "p5", "p95", "max", "stddev", "cv", "ci_rel",
+                        "ci_half_width", "n"})
+    EXPECT_TRUE(st.contains(k)) << k;
+  EXPECT_EQ(st["n"], 4);
+  EXPECT_DOUBLE_EQ(st["mean"].get<double>(), 0.1);
+  EXPECT_TRUE(st["stddev"].is_null());  // NaN -> null
+  EXPECT_TRUE(st["ci_rel"].is_null());
+  EXPECT_DOUBLE_EQ(run["latency"]["p90"].get<double>(), 0.107);
+  EXPECT_EQ(run["config"]["dtype"], "float32");
+  EXPECT_EQ(run["environment"]["host"], "bench-01");
+  EXPECT_EQ(run["samples"].size(), 4u);
+  EXPECT_EQ(run["warmup_samples"].size(), 3u);
+  EXPECT_EQ(run["warnings"].size(), 2u);
+}
+
+TEST_F(StoreTest, ExportCsvQuotesFields) {
+  auto store = ResultsStore::open(file("plumb.db"));
+  store->save_run(make_options(), make_result(), make_environment(), "fast, \"tuned\"");
+  std::ostringstream runs;
+  export_csv(*store, "runs", runs);
+  std::istringstream lines(runs.str());
+  std::string header, row, extra;
+  ASSERT_TRUE(std::getline(lines, header));
+  ASSERT_TRUE(std::getline(lines, row));
+  EXPECT_FALSE(std::getline(lines, extra));
+  EXPECT_EQ(header.rfind("id,workload,mode,batch,threads,device,tag,status,throughput,", 0), 0u);
+  EXPECT_NE(row.find(",\"fast, \"\"tuned\"\"\","), std::string::npos) << row;
+  EXPECT_NE(row.find("Intel(R) Xeon(R) Platinum 8480+"), std::string::npos);
+  // NaN fields are empty: stddev, cv and ci_rel follow max (0.11).
+  EXPECT_NE(row.find(",0.11,,,,0.0123,4,"), std::string::npos) << row;
+
+  std::ostringstream samples;
+  export_csv(*store, "samples", samples);
+  EXPECT_EQ(samples.str(),
+            "run_id,phase,index,seconds\n"
+            "1,warmup,0,0.5\n1,warmup,1,0.25\n1,warmup,2,0.125\n"
+            "1,measure,0,0.1\n1,measure,1,0.11\n1,measure,2,0.09\n1,measure,3,0.1\n");
+
+  std::ostringstream ignored;
+  try {
+    export_csv(*store, "sampels", ignored);
+    ADD_FAILURE() << "unknown table accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("runs, samples"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreTest, EmptyFileIsInitialised) {
+  const std::string db = file("empty.db");
+  write_text(db, "");
+  auto store = ResultsStore::open(db);
+  EXPECT_GT(store->save_run(make_options(), make_result(), make_environment()), 0);
+}
+
+TEST_F(StoreTest, RefusesTextFileAndLeavesItUntouched) {
+  for (const std::string& text : {std::string("hello\n"), std::string(5000, 'x')}) {
+    const std::string path = file("notes.txt");
+    write_text(path, text);
+    const FileSnapshot before = snapshot(path);
+    const auto entries = listing();
+    const std::string msg = expect_refused(path, false);
+    EXPECT_NE(msg.find("not an SQLite database"), std::string::npos) << msg;
+    EXPECT_TRUE(snapshot(path) == before);
+    EXPECT_EQ(listing(), entries);
+    expect_refused(path, true);
+    EXPECT_TRUE(snapshot(path) == before);
+  }
+}
+
+TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
+  const std::string with_table = file("other.sqlite");
+  {
+    SQLite::Database other(with_table, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('ada')");
+  }
+  const std::string other_app = file("other_app.sqlite");
+  {
+    SQLite::Database other(other_app, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("PRAGMA application_id = 1234");
+  }
+  const std::string wal = file("other_wal.sqlite");
+  {
+    SQLite::Database other(wal, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+  }
+  for (const std::string& path : {with_table, other_app, wal}) {
+    const FileSnapshot before = snapshot(path);
+    const auto entries = listing();
+    const std::string msg = expect_refused(path, false);
+    EXPECT_NE(msg.find("does not belong to plumb"), std::string::npos) << msg;
+    EXPECT_TRUE(snapshot(path) == before) << path;
+    EXPECT_EQ(listing(), entries);
+  }
+}
+
+TEST_F(StoreTest, RefusesNewerSchemaAndLeavesItUntouched) {
+  const std::string db = file("plumb.db");
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  }
+  const FileSnapshot before = snapshot(db);
+  const auto entries = listing();
+  for (bool read_only : {false, true}) {
+    const std::string msg = expect_refused(db, read_only);
+    EXPECT_NE(msg.find("newer plumb"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("upgrade plumb or use another --db"), std::string::npos) << msg;
+    EXPECT_TRUE(snapshot(db) == before);
+    EXPECT_EQ(listing(), entries);
+  }
+}
+
+TEST_F(StoreTest, RefusesMissingDirectory) {
+  const std::string path = file("no/such/dir/plumb.db");
+  const std::string msg = expect_refused(path, false);
+  EXPECT_NE(msg.find("does not exist"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(file("no")));
+}
+
+TEST_F(StoreTest, RefusesDirectoryPath) {
+  fs::create_directory(file("results"));
+  const std::string msg = expect_refused(file("results"), false);
+  EXPECT_NE(msg.find("is a directory"), std::string::npos) << msg;
+}
+
+TEST_F(StoreTest, RefusesPathThatCannotBeCreated) {
+  // /proc refuses new files even for root, so this is meaningful however the tests run.
+  const std::string path = "/proc/plumb_store_test.db";
+  expect_refused(path, false);
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(StoreTest, RefusesReadOnlyFileForWriting) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  const std::string db = file("plumb.db");
+  ResultsStore::open(db).reset();
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const FileSnapshot before = snapshot(db);
+  const std::string msg = expect_refused(db, false);
+  EXPECT_NE(msg.find("cannot write"), std::string::npos) << msg;
+  EXPECT_TRUE(snapshot(db) == before);
+  EXPECT_NO_THROW(ResultsStore::open(db, /*read_only=*/true));
+}
+
+TEST_F(StoreTest, ReadsStoreInReadOnlyDirectory) {
+  // Results shared read-only: SQLite cannot create the '-shm' file a WAL reader needs there.
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  const std::string db = file("plumb.db");
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string msg = expect_refused(db, false);
+  EXPECT_NE(msg.find("cannot write"), std::string::npos) << msg;
+  std::size_t loaded = 0;
+  EXPECT_NO_THROW(loaded = ResultsStore::open(db, /*read_only=*/true)->load_runs(true).size());
+  EXPECT_EQ(loaded, 1u);
+}
+
+TEST_F(StoreTest, ReadOnlyOpenNeedsAnExistingStore) {
+  const std::string missing = file("missing.db");
+  const std::string msg = expect_refused(missing, true);
+  EXPECT_NE(msg.find("no results database"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(missing));
+
+  const std::string empty = file("empty.db");
+  write_text(empty, "");
+  expect_refused(empty, true);
+  EXPECT_EQ(fs::file_size(empty), 0u);
+}
+
+TEST_F(StoreTest, ReadOnlyStoreRefusesToSave) {
+  const std::string db = file("plumb.db");
+  ResultsStore::open(db).reset();
+  auto store = ResultsStore::open(db, /*read_only=*/true);
+  EXPECT_THROW(store->save_run(make_options(), make_result(), make_environment()), UsageError);
+  EXPECT_TRUE(store->load_runs(false).empty());
+}
+
+TEST_F(StoreTest, FailedSaveLeavesNothingBehind) {
+  // A trigger added through a second connection makes the third sample insert fail, after
+  // the environment row, the run row and two samples were written: all must roll back.
+  const std::string db = file("plumb.db");
+  auto store = ResultsStore::open(db);
+  const int64_t kept = store->save_run(make_options(), make_result(), make_environment(), "ok");
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec(
+        "CREATE TRIGGER fail_third_sample BEFORE INSERT ON samples WHEN NEW.idx = 2 "
+        "BEGIN SELECT RAISE(ABORT, 'injected failure'); END");
+  }
+  platform::Environment other_env = make_environment();
+  other_env.host = "bench-02";  // forces a new environment row inside the transaction
+  EXPECT_THROW(store->save_run(make_options(), make_result(), other_env, "doomed"),
+               std::runtime_error);
+
+  std::vector<StoredRun> runs = store->load_runs(true);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].id, kept);
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM environments").getInt(), 1);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM samples").getInt(), 7);
+}
+
+TEST(EnvironmentJson, RoundTripAndDefaults) {
+  const platform::Environment env = make_environment();
+  const nlohmann::ordered_json j = platform::to_json(env);
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  const std::vector<std::string> expected = {"host",
+                                             "os",
+                                             "cpu_model",
+                                             "isa",
+                                             "logical_cores",
+                                             "threads_used",
+                                             "load_average_1m",
+                                             "cpu_governor",
+                                             "libtorch_version",
+                                             "blas",
+                                             "blas_optimized",
+                                             "onednn_version",
+                                             "plumb_version",
+                                             "git_commit",
+                                             "compiler",
+                                             "device",
+                                             "warnings"};
+  EXPECT_EQ(keys, expected);
+  expect_same_environment(env, platform::environment_from_json(nlohmann::json::parse(j.dump())));
+
+  // An older record without most keys loads with defaults.
+  const platform::Environment old =
+      platform::environment_from_json(nlohmann::json{{"host", "old-box"}});
+  EXPECT_EQ(old.host, "old-box");
+  EXPECT_TRUE(old.isa.empty());
+  EXPECT_EQ(old.logical_cores, 0);
+  EXPECT_FALSE(old.blas_optimized);
+  EXPECT_EQ(old.load_average_1m, 0);
+
+  platform::Environment unknown_load = env;
+  unknown_load.load_average_1m = kNaN;
+  const nlohmann::ordered_json jn = platform::to_json(unknown_load);
+  EXPECT_TRUE(jn["load_average_1m"].is_null());
+  EXPECT_TRUE(std::isnan(
+      platform::environment_from_json(nlohmann::json::parse(jn.dump())).load_average_1m));
+}
+
+}  // namespace
+}  // namespace plumb::store

@@ -1,0 +1,101 @@
+// Workload fidelity and integration: parameter counts equal the published architectures at
+// their real default sizes; every registered workload takes train and infer steps with finite
+// results at a tiny size, and training on a fixed batch lowers the loss.
+#include <gtest/gtest.h>
+
+#include <c10/core/InferenceMode.h>
+
+#include "plumb/workloads/all_workloads.h"
+#include "workload_test_util.h"
+
+namespace plumb {
+namespace {
+
+int64_t default_params(const std::string& name) {
+  const Workload& w = workloads::default_registry().get(name);
+  auto model = w.build(w.default_config(), torch::Device(torch::kCPU));
+  return count_trainable_parameters(model->module());
+}
+
+// torchvision.models.resnet50().parameters(): 25,557,032 (torchvision's published count).
+TEST(Fidelity, Resnet50MatchesTorchvision) {
+  const Workload& w = workloads::default_registry().get("resnet50");
+  auto model = w.build(w.default_config(), torch::Device(torch::kCPU));
+  EXPECT_EQ(count_trainable_parameters(model->module()), 25557032);
+  // Same parameter tensors under the same names, layer by layer.
+  auto named = model->module().named_parameters();
+  EXPECT_EQ(named.size(), 161u);
+  ASSERT_NE(named.find("layer1.0.downsample.0.weight"), nullptr);
+  EXPECT_EQ(named["layer1.0.downsample.0.weight"].sizes(), (std::vector<int64_t>{256, 64, 1, 1}));
+  EXPECT_EQ(named["layer2.0.conv2.weight"].sizes(), (std::vector<int64_t>{128, 128, 3, 3}));
+  EXPECT_EQ(named["layer4.2.conv3.weight"].sizes(), (std::vector<int64_t>{2048, 512, 1, 1}));
+  EXPECT_EQ(named["fc.weight"].sizes(), (std::vector<int64_t>{1000, 2048}));
+  // v1.5: the stride sits on the 3x3 convolution of the first block of a stage.
+  auto* block = model->module().named_modules()["layer2.0.conv2"]->as<torch::nn::Conv2d>();
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->options.stride()->at(0), 2);
+}
+
+// Kingma & Welling MNIST VAE: 784*500+500 + 2*(500*20+20) + 20*500+500 + 500*784+784.
+TEST(Fidelity, AutoencMatchesPaperConfiguration) {
+  EXPECT_EQ(default_params("autoenc"),
+            784 * 500 + 500 + 2 * (500 * 20 + 20) + 20 * 500 + 500 + 500 * 784 + 784);
+  EXPECT_EQ(default_params("autoenc"), 815824);
+}
+
+// Fathom / TensorFlow translate model, term by term (see docs/workloads.md).
+TEST(Fidelity, Seq2seqMatchesFathomConfiguration) {
+  const int64_t V = 40000, E = 256, H = 256, L = 3;
+  const int64_t lstm_stack = (4 * H * (E + H) + 4 * H) + (L - 1) * (4 * H * (H + H) + 4 * H);
+  const int64_t expected = V * E + lstm_stack     // encoder
+                           + V * E                // decoder embedding
+                           + H * H + H            // attention memory proj + v
+                           + (E + H) * E + E      // input projection
+                           + lstm_stack           // decoder LSTM
+                           + (2 * L * H) * H + H  // attention query projection
+                           + (2 * H) * H + H      // attention output projection
+                           + H * V + V;           // vocabulary projection
+  EXPECT_EQ(expected, 34633792);
+  EXPECT_EQ(default_params("seq2seq"), expected);
+}
+
+class EveryWorkload : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryWorkload, TrainAndInferStepsAreFinite) {
+  const Workload& w = workloads::default_registry().get(GetParam());
+  torch::manual_seed(0);
+  auto model = w.build(testing::tiny_config(w), torch::Device(torch::kCPU));
+  Batch batch = model->make_batch();
+  EXPECT_GT(batch.units, 0);
+  {
+    model->module().eval();
+    c10::InferenceMode no_grad;
+    EXPECT_TRUE(std::isfinite(model->infer_step(batch)));
+  }
+  model->module().train();
+  EXPECT_TRUE(std::isfinite(model->train_step(batch)));
+}
+
+TEST_P(EveryWorkload, TrainingOnAFixedBatchLowersTheLoss) {
+  const Workload& w = workloads::default_registry().get(GetParam());
+  torch::manual_seed(1);
+  auto model = w.build(testing::tiny_config(w), torch::Device(torch::kCPU));
+  model->module().train();
+  Batch batch = model->make_batch();
+  const double first = model->train_step(batch);
+  double last = first;
+  for (int i = 0; i < 15; ++i) last = model->train_step(batch);
+  EXPECT_LT(last, first) << "loss did not decrease: " << first << " -> " << last;
+  for (const auto& p : model->module().parameters()) {
+    if (!p.grad().defined()) continue;
+    auto g = p.grad().is_sparse() ? p.grad().coalesce().values() : p.grad();
+    EXPECT_TRUE(torch::isfinite(g).all().item<bool>());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, EveryWorkload,
+                         ::testing::ValuesIn(workloads::default_registry().names()),
+                         [](const auto& p) { return p.param; });
+
+}  // namespace
+}  // namespace plumb
