@@ -1,0 +1,93 @@
+"""plumb vs. plain PyTorch (Debian's python3-torch, the same LibTorch 1.13 engine underneath):
+for each model and mode, alternate a `plumb run` and a PyTorch run of the same model at the
+same batch, threads and mode, and report the plumb/PyTorch throughput ratio of the medians.
+
+PyTorch is given exactly the warm-up and measured iteration counts that plumb's steady-state
+runner chose in the preceding round, so both are timed over the same number of steps.
+Usage: /usr/bin/python3 bench/compare_pytorch.py [--plumb build/plumb] [--rounds 3]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 16}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--plumb", default=os.path.join(HERE, "..", "build", "plumb"))
+parser.add_argument("--models", default="resnet50,autoenc,seq2seq")
+parser.add_argument("--modes", default="train,infer")
+parser.add_argument("--threads", type=int, default=2)
+parser.add_argument("--rounds", type=int, default=3)
+parser.add_argument("--max-time", type=float, default=30)
+args = parser.parse_args()
+db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
+
+
+def run_plumb(model, mode, batch):
+    out = subprocess.run([args.plumb, "run", model, "--mode", mode, "--batch", str(batch),
+                          "--threads", str(args.threads), "--max-time", str(args.max_time),
+                          "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
+    j = json.loads(out)
+    if j["status"] != "ok":
+        sys.exit(f"plumb run failed: {j['message']}")
+    return j["throughput"], j["warmup_iterations"], j["step_time"]["n"]
+
+
+def run_pytorch(model, mode, batch, warmup, iters):
+    out = subprocess.run([sys.executable, os.path.join(HERE, "pytorch_step.py"), "--model", model,
+                          "--mode", mode, "--batch", str(batch), "--threads", str(args.threads),
+                          "--warmup", str(warmup), "--iters", str(iters)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+rows = []
+print(f"plumb vs PyTorch, {args.rounds} alternating rounds, {args.threads} threads", flush=True)
+for model in args.models.split(","):
+    batch = DEFAULT_BATCH[model]
+    info = json.loads(subprocess.run([args.plumb, "info", model, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    for mode in args.modes.split(","):
+        plumb_tp, torch_tp, params_torch, unit = [], [], None, info["throughput_unit"]
+        for r in range(args.rounds):
+            # Alternate which goes first so drift in machine state hits both alike; round 0
+            # starts with plumb, so PyTorch always has plumb's iteration counts to reuse.
+            for who in (("plumb", "torch") if r % 2 == 0 else ("torch", "plumb")):
+                if who == "plumb":
+                    tp, warmup, iters = run_plumb(model, mode, batch)
+                    plumb_tp.append(tp)
+                    continue
+                res = run_pytorch(model, mode, batch, warmup, iters)
+                torch_tp.append(res["throughput"])
+                params_torch = res["params"]
+                if res["unit"] != unit:
+                    sys.exit(f"unit mismatch for {model}: {res['unit']} vs {unit}")
+        # Each round's two runs are adjacent in time and share the machine's state, so the
+        # per-round ratio cancels slow drift; report the median over rounds and the spread.
+        ratios = [p / t for p, t in zip(plumb_tp, torch_tp)]
+        ratio = statistics.median(ratios)
+        row = dict(model=model, mode=mode, batch=batch, threads=args.threads, unit=unit,
+                   plumb=statistics.median(plumb_tp), pytorch=statistics.median(torch_tp),
+                   ratio=ratio, ratio_min=min(ratios), ratio_max=max(ratios), plumb_runs=plumb_tp, pytorch_runs=torch_tp,
+                   params_plumb=info["params"], params_pytorch=params_torch)
+        rows.append(row)
+        print(f"{model:9s} {mode:5s} batch {batch:3d}: plumb {row['plumb']:10.2f} {unit}, "
+              f"PyTorch {row['pytorch']:10.2f} {unit}, ratio {ratio:.3f} "
+              f"[{min(ratios):.3f}..{max(ratios):.3f}], params "
+              f"{info['params']} vs {params_torch}", flush=True)
+        if info["params"] != params_torch:
+            sys.exit(f"parameter counts differ for {model}: the models are not the same")
+
+print("\n| model | mode | batch | threads | plumb | PyTorch | unit | plumb/PyTorch (median) "
+      "| per-round range |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print(f"| {r['model']} | {r['mode']} | {r['batch']} | {r['threads']} | {r['plumb']:.2f} | "
+          f"{r['pytorch']:.2f} | {r['unit']} | {r['ratio']:.3f} | {r['ratio_min']:.3f}..{r['ratio_max']:.3f} |")
+worst = min(r["ratio"] for r in rows)
+print(f"\nlowest ratio: {worst:.3f} ({'meets' if worst >= 1.0 else 'below'} the 1.0 target)")
