@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -198,6 +199,51 @@ TEST_F(Cli, ExportCsvAndJson) {
   ASSERT_EQ(csv.code, 0) << csv.err;
   EXPECT_EQ(csv.out.rfind("run_id,phase,index,seconds\n", 0), 0u) << csv.out.substr(0, 80);
   expect_usage_error("export --db " + (dir_ / "none.db").string(), "none.db");
+}
+
+TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
+  Result r = plumb("profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4 "
+                   "--threads 1,2 --steps 2 --max-warmup-time 3 --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["passes"].size(), 4u);  // 2 modes x 2 thread counts
+  for (const auto& pass : j["passes"]) {
+    EXPECT_EQ(pass["status"], "ok");
+    EXPECT_GE(pass["ops_for_90_percent"].get<int>(), 1);
+    double share = pass["overhead_s"].get<double>() / pass["step_s"].get<double>();
+    for (const auto& row : pass["rows"]) {
+      for (const char* k : {"name", "time_s", "time_share", "calls", "flops", "bytes"})
+        EXPECT_TRUE(row.contains(k)) << k;
+      share += row["time_share"].get<double>();
+    }
+    EXPECT_NEAR(share, 1.0, 1e-6);  // categories + framework overhead = the step
+  }
+  EXPECT_TRUE(j["scaling"].contains("train"));
+  EXPECT_EQ(j["scaling"]["train"][0]["name"], "step");
+  EXPECT_TRUE(j.contains("train_vs_infer"));
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  EXPECT_EQ(store->load_profiles().size(), 4u);
+}
+
+TEST_F(Cli, ProfileByLayerNamesModelLayers) {
+  Result r = plumb("profile seq2seq --mode infer --by layer --batch 2 --set source_vocab=60 "
+                   "--set target_vocab=50 --set embedding=8 --set hidden=8 --set source_len=4 "
+                   "--set target_len=4 --steps 1 --max-warmup-time 2 --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> names;
+  for (const auto& row : j["passes"][0]["rows"]) names.insert(row["name"].get<std::string>());
+  for (const char* layer : {"encoder_lstm.0", "decoder_lstm.2", "attention", "projection"})
+    EXPECT_TRUE(names.count(layer)) << layer;
+}
+
+TEST_F(Cli, ProfileBadArguments) {
+  expect_usage_error("profile autoenc --by module --db " + db(), "valid: op, category, layer");
+  expect_usage_error("profile autoenc --threads 0,1 --db " + db(), "positive");
+  expect_usage_error("profile autoenc --threads 1,1 --db " + db(), "twice");
+  expect_usage_error("profile autoenc --threads 1,,2 --db " + db(), "empty item");
+  expect_usage_error("profile autoenc --steps 0 --db " + db(), "--steps");
+  EXPECT_FALSE(fs::exists(db()));
 }
 
 }  // namespace

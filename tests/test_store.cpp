@@ -314,7 +314,7 @@ TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
   std::ostringstream out;
   export_json(*store, out);
   const nlohmann::json doc = nlohmann::json::parse(out.str());
-  EXPECT_EQ(doc.at("plumb_schema_version"), 1);
+  EXPECT_EQ(doc.at("plumb_schema_version"), kSchemaVersion);
   ASSERT_EQ(doc.at("runs").size(), 1u);
 
   const nlohmann::ordered_json run = nlohmann::ordered_json::parse(out.str())["runs"][0];

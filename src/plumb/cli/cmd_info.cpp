@@ -35,10 +35,8 @@ struct LayerRow {
   int64_t params = 0;
 };
 
-std::vector<LayerRow> trace_layers(const Workload& w, Config config) {
-  config.set_int("batch", 1);
-  torch::manual_seed(0);
-  auto model = w.build(config, torch::Device(torch::kCPU));
+// Layers of `model` (built at batch 1) with output shapes from one traced inference step.
+std::vector<LayerRow> trace_layers(Model* model) {
   auto modules = model->module().named_modules("", /*include_self=*/false);
   std::vector<LayerRecord> records;
   {
@@ -73,9 +71,13 @@ void add_info_command(CLI::App& app) {
   cmd->callback([name, json, overrides] {
     const Workload& w = workloads::default_registry().get(*name);
     Config config = resolve_config(w, *overrides);
-    const auto layers = trace_layers(w, config);
-    auto model = w.build(config, torch::Device(torch::kCPU));
+    // Parameters do not depend on the batch: build once at batch 1 for the layer trace.
+    Config traced = config;
+    traced.set_int("batch", 1);
+    torch::manual_seed(0);
+    auto model = w.build(traced, torch::Device(torch::kCPU));
     const int64_t params = count_trainable_parameters(model->module());
+    const auto layers = trace_layers(model.get());
     if (*json) {
       nlohmann::ordered_json out;
       out["name"] = w.info.name;

@@ -8,6 +8,7 @@
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
@@ -20,55 +21,6 @@ namespace plumb::cli {
 namespace {
 
 // Measurement options shared by run and suite.
-struct MeasureFlags {
-  std::string mode = "train";
-  int threads = 1;
-  std::string device = "cpu";
-  uint64_t seed = 0;
-  double target_ci = 0.02;
-  double max_time = 60;
-  size_t max_iters = 100000;
-  size_t min_samples = 10;
-  std::string db = "plumb.db";
-  std::string tag;
-  bool json = false;
-};
-
-void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time) {
-  f.max_time = default_max_time;
-  cmd.add_option("--threads", f.threads, "Intra-op threads")->capture_default_str();
-  cmd.add_option("--device", f.device, "cpu, cuda or cuda:N")->capture_default_str();
-  cmd.add_option("--seed", f.seed, "Seed for weights and synthetic data")->capture_default_str();
-  cmd.add_option("--target-ci", f.target_ci,
-                 "Stop sampling when the 95% CI half-width is within this fraction of the mean")
-      ->capture_default_str();
-  cmd.add_option("--max-time", f.max_time, "Measurement budget per run, seconds")
-      ->capture_default_str();
-  cmd.add_option("--max-iters", f.max_iters, "Measurement iteration budget per run")
-      ->capture_default_str();
-  cmd.add_option("--min-samples", f.min_samples, "Measured iterations before the CI may stop it")
-      ->capture_default_str();
-  cmd.add_option("--db", f.db, "Results database (SQLite)")->capture_default_str();
-  cmd.add_option("--tag", f.tag, "Label stored with the run (e.g. a machine or library name)");
-  cmd.add_flag("--json", f.json, "Print one JSON document on stdout");
-}
-
-run::RunOptions make_options(const Workload& w, const Config& config, Mode mode,
-                             const MeasureFlags& f) {
-  run::RunOptions o;
-  o.workload = w.info.name;
-  o.mode = mode;
-  o.config = config;
-  o.threads = f.threads;
-  o.device = f.device;
-  o.seed = f.seed;
-  o.target_ci = f.target_ci;
-  o.max_time_s = f.max_time;
-  o.max_iterations = f.max_iters;
-  o.min_samples = f.min_samples;
-  return o;
-}
-
 // Runs, stores and returns the stored record (what --json prints is what export prints).
 store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options,
                                store::ResultsStore& db, const MeasureFlags& f) {
@@ -78,9 +30,10 @@ store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options
   std::cerr << fmt::format("running {} {} batch {} threads {} on {} ...\n", w.info.name,
                            mode_name(options.mode), options.config.get_int("batch"),
                            options.threads, options.device);
+  // Before the run: the load average must describe the machine, not this run.
+  auto env = platform::capture_environment(options.threads, options.device);
   run::RunResult result = run::run_workload(w, options, progress);
   for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
-  auto env = platform::capture_environment(options.threads, options.device);
   const int64_t id = db.save_run(options, result, env, f.tag);
   auto stored = db.load_run(id, /*with_samples=*/true);
   PLUMB_ASSERT(stored.has_value(), "run vanished right after it was stored");
@@ -142,7 +95,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
     cmd->add_option("--mode", flags->mode, "train or infer")->capture_default_str();
     add_config_options(*cmd, *overrides);
-    add_measure_options(*cmd, *flags, 60);
+    add_measure_options(*cmd, *flags, 60, 60);
     cmd->callback([name, flags, overrides, &exit_code] {
       const Workload& w = workloads::default_registry().get(*name);
       const Mode mode = parse_mode(flags->mode);
@@ -168,7 +121,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
     auto flags = std::make_shared<MeasureFlags>();
     cmd->add_option("--suite", *suite, "Only this suite (default: every workload)");
     cmd->add_option("--modes", *modes, "Comma-separated modes")->capture_default_str();
-    add_measure_options(*cmd, *flags, 20);
+    add_measure_options(*cmd, *flags, 20, 30);
     cmd->callback([suite, modes, flags, &exit_code] {
       const auto list = workloads::default_registry().list(*suite);
       std::vector<Mode> mode_list;

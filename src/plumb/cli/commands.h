@@ -11,5 +11,6 @@ void add_list_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_run_commands(CLI::App& app, int& exit_code);  // run, suite
 void add_export_command(CLI::App& app);
+void add_profile_command(CLI::App& app, int& exit_code);
 
 }  // namespace plumb::cli

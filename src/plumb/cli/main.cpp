@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_list_command(app);
   plumb::cli::add_info_command(app);
   plumb::cli::add_run_commands(app, exit_code);
+  plumb::cli::add_profile_command(app, exit_code);
   plumb::cli::add_export_command(app);
 
   // A reference BLAS makes every number wrong: say so before anything else.

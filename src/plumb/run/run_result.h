@@ -27,7 +27,7 @@ struct RunOptions {
   size_t min_samples = 10;         // ... and at least this many samples are taken
   double max_time_s = 60;          // measurement budget (warm-up has its own cap)
   size_t max_iterations = 100000;  // measurement iteration budget
-  double max_warmup_s = 30;        // warm-up cap in seconds
+  double max_warmup_s = 60;        // warm-up cap in seconds
   size_t max_warmup_iterations = 200;
   SteadyStateOptions steady;
 };

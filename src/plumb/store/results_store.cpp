@@ -17,130 +17,32 @@
 #include <sqlite3.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
 
 namespace plumb::store {
 
 namespace fs = std::filesystem;
 
-namespace {
+using detail::real_or_nan;
+using detail::Row;
+using detail::save_environment;
+using detail::save_samples;
+using detail::status_from_name;
+using detail::strings_json;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+namespace {
 
 // Creates the schema unless another process did so between our probe and now; the check is
 // repeated under the write lock (BEGIN IMMEDIATE) so two processes creating the same new
 // file cannot both initialise it.
 void initialise(SQLite::Database& db, const std::string& path) {
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  if (detail::classify(detail::read_identity(db), path) == detail::DbKind::kEmpty)
-    detail::create_schema(db);
+  const detail::DbIdentity identity = detail::read_identity(db);
+  const detail::DbKind kind = detail::classify(identity, path);
+  if (kind == detail::DbKind::kEmpty) detail::create_schema(db);
+  if (kind == detail::DbKind::kOlder) detail::migrate_schema(db, identity.user_version);
   tx.commit();
-}
-
-// One row to insert, each column named next to its value: the INSERT statement is generated
-// from the row, so a column can never be bound to the wrong value.
-class Row {
- public:
-  Row& text(const char* column, std::string value) { return add(column, std::move(value)); }
-  Row& integer(const char* column, int64_t value) { return add(column, value); }
-  Row& boolean(const char* column, bool value) { return add(column, int64_t{value ? 1 : 0}); }
-  // Undefined statistics (NaN) are stored as SQL NULL and read back as NaN.
-  Row& real(const char* column, double value) {
-    if (std::isnan(value)) return add(column, std::monostate{});
-    return add(column, value);
-  }
-
-  // Returns the new row's id.
-  int64_t insert_into(SQLite::Database& db, const char* table) const {
-    std::string names, params;
-    for (const auto& [column, value] : values_) {
-      names += names.empty() ? "" : ", ";
-      params += params.empty() ? "?" : ", ?";
-      names += column;
-    }
-    SQLite::Statement insert(db,
-                             fmt::format("INSERT INTO {} ({}) VALUES ({})", table, names, params));
-    for (size_t i = 0; i < values_.size(); ++i) {
-      const int index = static_cast<int>(i) + 1;
-      std::visit(
-          [&](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-              insert.bind(index);  // NULL
-            } else {
-              insert.bind(index, v);
-            }
-          },
-          values_[i].second);
-    }
-    insert.exec();
-    return db.getLastInsertRowid();
-  }
-
- private:
-  using Value = std::variant<std::monostate, int64_t, double, std::string>;
-  Row& add(const char* column, Value value) {
-    values_.emplace_back(column, std::move(value));
-    return *this;
-  }
-  std::vector<std::pair<const char*, Value>> values_;
-};
-
-double real_or_nan(const SQLite::Column& c) {
-  return c.isNull() ? kNaN : c.getDouble();
-}
-
-std::string strings_json(const std::vector<std::string>& xs) {
-  return nlohmann::json(xs).dump();
-}
-
-// Environments are shared between runs when identical (e.g. a sweep captures one).
-int64_t save_environment(SQLite::Database& db, const platform::Environment& env) {
-  const std::string json = platform::to_json(env).dump();
-  SQLite::Statement find(db, "SELECT id FROM environments WHERE json = ?");
-  find.bind(1, json);
-  if (find.executeStep()) return find.getColumn(0).getInt64();
-  return Row()
-      .text("host", env.host)
-      .text("os", env.os)
-      .text("cpu_model", env.cpu_model)
-      .text("isa_json", strings_json(env.isa))
-      .integer("logical_cores", env.logical_cores)
-      .integer("threads_used", env.threads_used)
-      .real("load_average_1m", env.load_average_1m)
-      .text("cpu_governor", env.cpu_governor)
-      .text("libtorch_version", env.libtorch_version)
-      .text("blas", env.blas)
-      .boolean("blas_optimized", env.blas_optimized)
-      .text("onednn_version", env.onednn_version)
-      .text("plumb_version", env.plumb_version)
-      .text("git_commit", env.git_commit)
-      .text("compiler", env.compiler)
-      .text("device", env.device)
-      .text("warnings_json", strings_json(env.warnings))
-      .text("json", json)
-      .insert_into(db, "environments");
-}
-
-void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
-                  const std::vector<double>& seconds) {
-  SQLite::Statement insert(db,
-                           "INSERT INTO samples (run_id, phase, idx, seconds) VALUES (?, ?, ?, ?)");
-  insert.bind(1, run_id);
-  insert.bind(2, phase);
-  for (size_t i = 0; i < seconds.size(); ++i) {
-    insert.bind(3, static_cast<int64_t>(i));
-    insert.bind(4, seconds[i]);
-    insert.exec();
-    insert.reset();
-  }
-}
-
-run::RunStatus status_from_name(const std::string& name) {
-  for (run::RunStatus s : {run::RunStatus::kOk, run::RunStatus::kNanLoss,
-                           run::RunStatus::kOutOfMemory, run::RunStatus::kError}) {
-    if (name == run::status_name(s)) return s;
-  }
-  return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
 }
 
 StoredRun read_run_row(const SQLite::Statement& st) {
@@ -276,7 +178,7 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
     const detail::DbKind kind = detail::classify(detail::read_identity(*db), path);
     if (read_only && kind == detail::DbKind::kEmpty) throw detail::no_results_yet(path);
     if (!read_only) {
-      if (kind == detail::DbKind::kEmpty) initialise(*db, path);
+      if (kind != detail::DbKind::kPlumb) initialise(*db, path);
       // Persistent in the file; WAL lets readers (plumb report) run beside a writer. If the
       // file system cannot do WAL, SQLite keeps its rollback journal: still atomic.
       db->exec("PRAGMA journal_mode = WAL");
@@ -355,24 +257,8 @@ int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunRes
     tx.commit();
     return run_id;
   } catch (const SQLite::Exception& e) {
-    // The transaction has been rolled back by now: nothing of this run is stored. Conditions
-    // of the machine are the user's to fix; anything else (a constraint) is a plumb bug.
-    const int code = e.getErrorCode();
-    const std::string what =
-        fmt::format("could not save the run of {} to '{}' (nothing of it was stored): {}",
-                    options.workload, path_, e.what());
-    if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-      throw UsageError(what +
-                       "; another process holds the database locked: retry when it "
-                       "is done or pass another --db");
-    if (code == SQLITE_READONLY)
-      throw UsageError(what +
-                       "; the store was opened read-only or its file is not writable: "
-                       "fix permissions or pass another --db");
-    if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN ||
-        code == SQLITE_PERM)
-      throw UsageError(what + "; free disk space or fix permissions, or pass another --db");
-    throw std::runtime_error(what);
+    // The transaction has been rolled back by now: nothing of this run is stored.
+    detail::rethrow_save_error(e, "run of " + options.workload, path_);
   }
 }
 

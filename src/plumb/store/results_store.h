@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/platform/environment.h"
+#include "plumb/profile/profiler.h"
 #include "plumb/run/run_result.h"
 
 namespace SQLite {
@@ -25,7 +26,9 @@ class Database;
 
 namespace plumb::store {
 
-inline constexpr int kSchemaVersion = 1;
+// v1: runs, samples, environments. v2 adds profiles and op_stats (v1 files are upgraded in
+// place, in one transaction, the first time a writing plumb opens them).
+inline constexpr int kSchemaVersion = 2;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // A run as read back from the store.
@@ -40,6 +43,21 @@ struct StoredRun {
   nlohmann::ordered_json config;  // resolved workload config
   int64_t warmup_iterations = 0;  // known even when samples are not loaded
   run::RunResult result;          // samples empty unless loaded with samples
+  platform::Environment environment;
+};
+
+// A profiling pass as read back from the store (operator rows included).
+struct StoredProfile {
+  int64_t id = 0;
+  std::string group;  // shared by the passes of one `plumb profile` call
+  std::string workload;
+  std::string mode;
+  int64_t batch = 0;
+  int threads = 0;
+  std::string device;
+  std::string tag;
+  nlohmann::ordered_json config;
+  profile::ProfileResult result;
   platform::Environment environment;
 };
 
@@ -58,6 +76,13 @@ class ResultsStore {
   // All runs in id order.
   std::vector<StoredRun> load_runs(bool with_samples) const;
   std::optional<StoredRun> load_run(int64_t id, bool with_samples) const;
+
+  // Stores one profiling pass and its operator rows atomically; returns its id.
+  int64_t save_profile(const run::RunOptions& options, const profile::ProfileResult& result,
+                       const platform::Environment& environment, const std::string& group,
+                       const std::string& tag = "");
+  // Profiles in id order: all, or those of one group. Empty for a v1 file read unupgraded.
+  std::vector<StoredProfile> load_profiles(const std::string& group = "") const;
 
   const std::string& path() const { return path_; }
 

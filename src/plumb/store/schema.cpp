@@ -102,6 +102,59 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2: operator profiles. One `profiles` row per profiling pass (one thread count);
+// passes of one `plumb profile --threads 1,2,...` call share a group id. op_stats holds the
+// aggregated operator rows, per step.
+constexpr const char* kProfilesSql = R"sql(
+CREATE TABLE profiles (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  group_id        TEXT NOT NULL,
+  started_at      TEXT NOT NULL,
+  workload        TEXT NOT NULL,
+  mode            TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
+  batch           INTEGER NOT NULL,
+  threads         INTEGER NOT NULL,
+  device          TEXT NOT NULL,
+  tag             TEXT NOT NULL,
+  command         TEXT NOT NULL,
+  status          TEXT NOT NULL
+                  CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
+  message         TEXT NOT NULL,
+  config_json     TEXT NOT NULL,
+  environment_id  INTEGER NOT NULL REFERENCES environments(id),
+  steps           INTEGER NOT NULL,
+  step_s          REAL,
+  op_self_s       REAL,
+  overhead_s      REAL,
+  cpu_utilization REAL,
+  units_per_step  REAL,
+  throughput_unit TEXT NOT NULL,
+  steady_detected INTEGER NOT NULL,
+  warmup_json     TEXT NOT NULL,
+  profiled_json   TEXT NOT NULL,
+  warnings_json   TEXT NOT NULL
+);
+CREATE INDEX profiles_by_workload ON profiles (workload, mode);
+
+CREATE TABLE op_stats (
+  profile_id    INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  name          TEXT NOT NULL,
+  scope         TEXT NOT NULL CHECK (scope IN ('forward', 'backward')),
+  layer         TEXT NOT NULL,
+  category      TEXT NOT NULL,
+  kind          TEXT NOT NULL CHECK (kind IN ('costed', 'uncosted', 'composite')),
+  signature     TEXT NOT NULL,
+  calls         REAL NOT NULL,
+  self_s        REAL NOT NULL,
+  inclusive_s   REAL NOT NULL,
+  flops         REAL NOT NULL,
+  macs          REAL NOT NULL,
+  bytes_read    REAL NOT NULL,
+  bytes_written REAL NOT NULL
+);
+CREATE INDEX op_stats_by_profile ON op_stats (profile_id);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -173,6 +226,7 @@ DbKind classify(const DbIdentity& identity, const std::string& path) {
           "reads up to {}); upgrade plumb or use another --db",
           path, identity.user_version, kSchemaVersion));
     if (identity.user_version == kSchemaVersion) return DbKind::kPlumb;
+    if (identity.user_version >= 1 && identity.schema_objects > 0) return DbKind::kOlder;
     if (identity.schema_objects == 0) return DbKind::kEmpty;
     throw UsageError(fmt::format(
         "results database '{}' carries plumb's id but an unknown schema version {}; it was "
@@ -284,8 +338,22 @@ std::optional<DbKind> check_path(const std::string& path, bool read_only) {
 
 void create_schema(SQLite::Database& db) {
   db.exec(kSchemaSql);
+  db.exec(kProfilesSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+}
+
+void migrate_schema(SQLite::Database& db, int from) {
+  PLUMB_ASSERT(from >= 1 && from < kSchemaVersion, "migration from an unknown schema version");
+  if (from < 2) db.exec(kProfilesSql);
+  db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+}
+
+bool has_table(SQLite::Database& db, const std::string& table) {
+  SQLite::Statement q(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  q.bind(1, table);
+  q.executeStep();
+  return q.getColumn(0).getInt() > 0;
 }
 
 }  // namespace plumb::store::detail

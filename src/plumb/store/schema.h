@@ -28,6 +28,7 @@ struct DbIdentity {
 enum class DbKind {
   kEmpty,  // no schema yet (0-byte file or a blank SQLite database): may be initialised
   kPlumb,  // a plumb database of the current schema version
+  kOlder,  // a plumb database of an older schema version: readable, upgraded when written
 };
 
 // "file:/abs/path?immutable=1" (open with SQLite::OPEN_URI): read without locks or side
@@ -61,8 +62,15 @@ UsageError no_results_yet(const std::string& path);
 // file, and every refusal of probe_existing_file().
 std::optional<DbKind> check_path(const std::string& path, bool read_only);
 
-// Creates the v1 tables and stamps application_id and user_version. The caller runs this
+// Creates all tables and stamps application_id and user_version. The caller runs this
 // inside its transaction, so a database is either fully initialised or left as it was.
 void create_schema(SQLite::Database& db);
+
+// Upgrades a plumb database of schema version `from` to kSchemaVersion; the caller runs it
+// inside its (IMMEDIATE) transaction.
+void migrate_schema(SQLite::Database& db, int from);
+
+// Whether `table` exists (an older database read without upgrading may lack it).
+bool has_table(SQLite::Database& db, const std::string& table);
 
 }  // namespace plumb::store::detail

@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include "plumb/core/layer_scope.h"
 #include "plumb/core/workload.h"
 
 namespace plumb::workloads {
@@ -30,11 +31,21 @@ class ClassifierModel : public Model {
   Batch make_batch() override { return make_batch_(); }
 
   double train_step(const Batch& batch) override {
-    optimizer_->zero_grad();
-    torch::Tensor logits = net_->forward(batch.tensors[0]);                               // [B, C]
-    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, batch.tensors[1]);  // []
+    {
+      LayerScope scope("optimizer");
+      optimizer_->zero_grad();
+    }
+    torch::Tensor logits = net_->forward(batch.tensors[0]);  // [B, C]
+    torch::Tensor loss;                                      // []
+    {
+      LayerScope scope("loss");
+      loss = scope.output(torch::nn::functional::cross_entropy(logits, batch.tensors[1]));
+    }
     loss.backward();
-    optimizer_->step();
+    {
+      LayerScope scope("optimizer");
+      optimizer_->step();
+    }
     return loss.item<double>();  // also synchronises a GPU stream before the clock stops
   }
 

@@ -73,17 +73,27 @@ class VaeModel : public Model {
   }
 
   double train_step(const Batch& batch) override {
-    optimizer_->zero_grad();
+    {
+      LayerScope scope("optimizer");
+      optimizer_->zero_grad();
+    }
     const auto& x = batch.tensors[0];  // [B, 784]
     auto out = net_->forward(x);
-    // -ELBO per example: BCE summed over pixels + KL(N(mu, sigma^2) || N(0, 1)).
-    auto bce = torch::binary_cross_entropy_with_logits(out.logits, x, {}, {},
-                                                       at::Reduction::None)
-                   .sum(1);                                                         // [B]
-    auto kl = -0.5 * (1 + out.log_var - out.mu.pow(2) - out.log_var.exp()).sum(1);  // [B]
-    auto loss = (bce + kl).mean();
+    torch::Tensor loss;
+    {
+      // -ELBO per example: BCE summed over pixels + KL(N(mu, sigma^2) || N(0, 1)).
+      LayerScope scope("loss");
+      auto bce = torch::binary_cross_entropy_with_logits(out.logits, x, {}, {},
+                                                         at::Reduction::None)
+                     .sum(1);                                                        // [B]
+      auto kl = -0.5 * (1 + out.log_var - out.mu.pow(2) - out.log_var.exp()).sum(1);  // [B]
+      loss = scope.output((bce + kl).mean());
+    }
     loss.backward();
-    optimizer_->step();
+    {
+      LayerScope scope("optimizer");
+      optimizer_->step();
+    }
     return loss.item<double>();
   }
 

@@ -240,23 +240,29 @@ class Seq2SeqModel : public Model {
   }
 
   double train_step(const Batch& b) override {
-    optimizer_->zero_grad();
+    {
+      LayerScope scope("optimizer");
+      optimizer_->zero_grad();
+    }
     auto outputs = net_->forward_train(b.tensors[0], b.tensors[1]);  // [T, B, H]
     auto targets = b.tensors[2].t();                                 // [T, B]
     auto weights = b.tensors[3].t();                                 // [T, B]
-    torch::Tensor token_loss;                                        // [T, B]
+    torch::Tensor loss;
     {
       LayerScope scope("loss");
-      token_loss = scope.output(samples_ > 0 && samples_ < target_vocab_
-                                    ? sampled_softmax_loss(outputs, targets)
-                                    : full_softmax_loss(outputs, targets));
+      auto token_loss = samples_ > 0 && samples_ < target_vocab_  // [T, B]
+                            ? sampled_softmax_loss(outputs, targets)
+                            : full_softmax_loss(outputs, targets);
+      // TF sequence_loss: per-example weighted mean over time, then mean over the batch.
+      auto per_example = (token_loss * weights).sum(0) / (weights.sum(0) + 1e-12);  // [B]
+      loss = scope.output(per_example.mean());
     }
-    // TF sequence_loss: per-example weighted mean over time, then mean over the batch.
-    auto per_example = (token_loss * weights).sum(0) / (weights.sum(0) + 1e-12);  // [B]
-    auto loss = per_example.mean();
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(net_->parameters(), max_grad_norm_);
-    optimizer_->step();
+    {
+      LayerScope scope("optimizer");  // clipping is part of the update rule
+      torch::nn::utils::clip_grad_norm_(net_->parameters(), max_grad_norm_);
+      optimizer_->step();
+    }
     return loss.item<double>();
   }
 

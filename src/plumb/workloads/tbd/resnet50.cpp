@@ -44,12 +44,17 @@ struct BottleneckImpl : nn::Module {
 
   // x: [B, in, H, W] -> [B, 4*width, H/stride, W/stride]
   torch::Tensor forward(const torch::Tensor& x) {
-    auto out = torch::relu(run_layer(path_ + ".bn1", bn1, run_layer(path_ + ".conv1", conv1, x)));
-    out = torch::relu(run_layer(path_ + ".bn2", bn2, run_layer(path_ + ".conv2", conv2, out)));
+    // In-place ReLU and residual add, as torchvision (ReLU(inplace=True), out += identity):
+    // they save an allocation and a full pass over the feature map each.
+    auto out = run_layer(path_ + ".bn1", bn1, run_layer(path_ + ".conv1", conv1, x));
+    out.relu_();
+    out = run_layer(path_ + ".bn2", bn2, run_layer(path_ + ".conv2", conv2, out));
+    out.relu_();
     out = run_layer(path_ + ".bn3", bn3, run_layer(path_ + ".conv3", conv3, out));
     torch::Tensor identity = x;
     if (!downsample.is_empty()) identity = run_layer(path_ + ".downsample", downsample, x);
-    return torch::relu(out + identity);
+    out += identity;
+    return out.relu_();
   }
 
   std::string path_;
@@ -96,7 +101,8 @@ struct ResNetImpl : nn::Module {
 
   // x: [B, 3, 224, 224] -> logits [B, classes]
   torch::Tensor forward(const torch::Tensor& x) {
-    auto out = torch::relu(run_layer("bn1", bn1, run_layer("conv1", conv1, x)));  // [B,64,112,112]
+    auto out = run_layer("bn1", bn1, run_layer("conv1", conv1, x));  // [B,64,112,112]
+    out.relu_();
     out = run_layer("maxpool", maxpool, out);                                     // [B,64,56,56]
     for (size_t i = 0; i < stages.size(); ++i)  // -> [B,256,56,56] .. [B,2048,7,7]
       out = run_layer("layer" + std::to_string(i + 1), stages[i], out);

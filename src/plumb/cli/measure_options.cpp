@@ -1,0 +1,48 @@
+// Shared execution options (see measure_options.h).
+#include "plumb/cli/measure_options.h"
+
+namespace plumb::cli {
+
+void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time,
+                         double default_max_warmup_time, SamplingOptions sampling,
+                         ThreadsOption threads) {
+  run::RunOptions& o = f.run;
+  o.max_time_s = default_max_time;
+  o.max_warmup_s = default_max_warmup_time;
+  if (threads == ThreadsOption::kSingle)
+    cmd.add_option("--threads", o.threads, "Intra-op threads")->capture_default_str();
+  cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Seed for weights and synthetic data")->capture_default_str();
+  if (sampling == SamplingOptions::kWith) {
+    cmd.add_option("--target-ci", o.target_ci,
+                   "Stop sampling when the 95% CI half-width is within this fraction of the mean")
+        ->capture_default_str();
+    cmd.add_option("--max-time", o.max_time_s, "Measurement budget per run, seconds")
+        ->capture_default_str();
+    cmd.add_option("--max-iters", o.max_iterations, "Measurement iteration budget per run")
+        ->capture_default_str();
+    cmd.add_option("--min-samples", o.min_samples,
+                   "Measured iterations before the CI may stop it")
+        ->capture_default_str();
+  }
+  cmd.add_option("--max-warmup-time", o.max_warmup_s,
+                 "Warm-up cap, seconds: measure anyway (with a warning) if not steady by then")
+      ->capture_default_str();
+  cmd.add_option("--warmup-window", o.steady.window,
+                 "Iterations per window of the steady-state test (three windows are compared)")
+      ->capture_default_str();
+  cmd.add_option("--db", f.db, "Results database (SQLite)")->capture_default_str();
+  cmd.add_option("--tag", f.tag, "Label stored with the results (e.g. a machine or library)");
+  cmd.add_flag("--json", f.json, "Print one JSON document on stdout");
+}
+
+run::RunOptions make_options(const Workload& w, const Config& config, Mode mode,
+                             const MeasureFlags& f) {
+  run::RunOptions o = f.run;
+  o.workload = w.info.name;
+  o.mode = mode;
+  o.config = config;
+  return o;
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,57 @@
+// A lightweight, copyable description of one operator call: its name and the metadata of its
+// inputs and outputs (shapes, dtypes, integer/float/bool arguments). The observer records it
+// without keeping tensors alive; the cost model computes FLOPs and bytes from it alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <c10/core/ScalarType.h>
+
+namespace plumb::profile {
+
+struct TensorMeta {
+  std::vector<int64_t> shape;
+  c10::ScalarType dtype = c10::ScalarType::Undefined;
+  bool sparse = false;  // sparse COO gradient (embedding): shape is the dense shape
+  int64_t sparse_nnz = 0;  // number of specified rows for sparse tensors
+
+  bool defined() const { return dtype != c10::ScalarType::Undefined; }
+  int64_t numel() const;
+  int64_t element_size() const;  // bytes per element at the real dtype (fp16 = 2, int8 = 1)
+  int64_t bytes() const;         // numel x element size (sparse: values + indices)
+};
+
+struct ArgMeta {
+  enum class Kind { kNone, kTensor, kTensorList, kInt, kDouble, kBool, kIntList, kOther };
+  Kind kind = Kind::kNone;
+  std::vector<TensorMeta> tensors;  // kTensor: one; kTensorList: all
+  std::vector<int64_t> ints;        // kInt: one; kIntList: all
+  double real = 0;                  // kDouble
+  bool flag = false;                // kBool
+
+  const TensorMeta* tensor() const { return kind == Kind::kTensor ? &tensors[0] : nullptr; }
+};
+
+struct OpCall {
+  std::string name;               // "aten::addmm"
+  std::vector<ArgMeta> inputs;    // positional, as the operator schema lists them
+  std::vector<TensorMeta> outputs;
+
+  // The i-th input tensor's metadata, or nullptr when absent / not a tensor.
+  const TensorMeta* input_tensor(size_t i) const;
+  // The i-th input as integers (int or int list), empty when absent.
+  std::vector<int64_t> input_ints(size_t i) const;
+};
+
+// Converts RecordFunction inputs/outputs into metadata (no tensor references kept).
+ArgMeta describe_value(const c10::IValue& value);
+OpCall describe_call(const char* name, c10::ArrayRef<const c10::IValue> inputs,
+                     const std::vector<c10::IValue>& outputs);
+
+// Stable text key "name|f32[8,3,224,224]|i[2,2]|..." grouping calls with identical costs.
+std::string signature(const OpCall& call);
+
+}  // namespace plumb::profile

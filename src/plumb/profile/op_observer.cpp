@@ -1,0 +1,221 @@
+// Operator observer on at::RecordFunction (see op_observer.h).
+#include "plumb/profile/op_observer.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+#include "plumb/core/errors.h"
+#include "plumb/profile/cost_model.h"
+#include "plumb/profile/op_category.h"
+
+namespace plumb::profile {
+namespace {
+
+// One open RecordFunction on this thread: an operator / autograd node, or a layer scope.
+struct Frame {
+  bool user_scope = false;
+  bool backward = false;  // inside an autograd node
+  bool autograd_node = false;  // the node itself (or the engine's wrapper around it)
+  std::string layer;      // layer in effect inside this frame
+  int64_t start_ns = 0;
+  int64_t child_ns = 0;   // inclusive time of direct child operators
+  bool below_flops = false;  // an operator below this one did arithmetic ...
+  bool below_bytes = false;  // ... or moved data (by the cost model)
+  OpObserver::Key key;
+  OpCall call;
+};
+
+constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
+
+OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
+std::mutex g_mutex;                // callbacks may run on threads the autograd engine spawns
+thread_local std::vector<Frame> t_stack;
+// Set while a callback runs: anything it dispatches itself (metadata queries) must not be
+// observed, or the observer would recurse into itself.
+thread_local bool t_in_callback = false;
+
+class CallbackGuard {
+ public:
+  CallbackGuard() { t_in_callback = true; }
+  ~CallbackGuard() { t_in_callback = false; }
+  CallbackGuard(const CallbackGuard&) = delete;
+  CallbackGuard& operator=(const CallbackGuard&) = delete;
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Frame* innermost_op_frame() {
+  for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
+    if (!it->user_scope) return &*it;
+  return nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  OpObserver* obs = g_attached;
+  if (obs == nullptr || t_in_callback) return nullptr;
+  CallbackGuard guard;
+  const int64_t start = now_ns();
+  Frame frame;
+  const Frame* parent = t_stack.empty() ? nullptr : &t_stack.back();
+  frame.layer = parent != nullptr ? parent->layer : "";
+  frame.backward = parent != nullptr && parent->backward;
+  if (fn.scope() == at::RecordScope::USER_SCOPE) {
+    frame.user_scope = true;
+    frame.layer = fn.name();
+    frame.start_ns = start;
+    t_stack.push_back(std::move(frame));
+    return nullptr;
+  }
+  // The engine wraps each node in a FUNCTION-scope record "autograd::engine::evaluate_function:
+  // XBackward0"; both it and the node are autograd bookkeeping in the backward pass.
+  const bool engine_wrapper =
+      std::strncmp(fn.name(), kEngineWrapper, sizeof(kEngineWrapper) - 1) == 0;
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION || engine_wrapper) {
+    frame.backward = true;
+    frame.autograd_node = true;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto& layers = obs->layer_of_sequence();
+    auto found = layers.find(fn.seqNr());
+    if (found != layers.end()) frame.layer = found->second;
+  } else if (!frame.backward && fn.seqNr() >= 0 && !frame.layer.empty()) {
+    // The forward op that creates an autograd node: its backward belongs to this layer.
+    std::lock_guard<std::mutex> lock(g_mutex);
+    obs->layer_of_sequence().emplace(fn.seqNr(), frame.layer);
+  }
+  static const std::vector<c10::IValue> kNoOutputs;
+  frame.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
+  frame.key = {frame.call.name, frame.layer, signature(frame.call), frame.backward};
+  frame.start_ns = now_ns();  // exclude our own bookkeeping from the op's time
+  t_stack.push_back(std::move(frame));
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  OpObserver* obs = g_attached;
+  if (obs == nullptr || t_in_callback || t_stack.empty()) return;
+  CallbackGuard guard;
+  const int64_t end = now_ns();
+  Frame frame = std::move(t_stack.back());
+  t_stack.pop_back();
+  if (frame.user_scope) return;
+  const int64_t inclusive = end - frame.start_ns;
+  Frame* parent = innermost_op_frame();
+  if (parent != nullptr) parent->child_ns += inclusive;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto& totals = obs->table()[frame.key];
+  if (totals.calls == 0) {
+    for (const auto& out : fn.outputs()) {
+      ArgMeta meta = describe_value(out);
+      for (auto& t : meta.tensors) frame.call.outputs.push_back(std::move(t));
+    }
+    totals.call = std::move(frame.call);
+    totals.cost = cost_of(totals.call);
+  }
+  // Kernels call small operators inside themselves (allocations, views, sometimes a copy),
+  // so "has children" does not mean "its work is counted below". An operator is composite
+  // when something below it did arithmetic, or, for an operator that does no arithmetic
+  // itself (or has no cost function), when something below it moved data. Otherwise it is a
+  // leaf and carries its own cost; a kernel's internal copy is then counted as the copy it is.
+  const OpCost& own = totals.cost;
+  // Autograd nodes are never operators of their own: their work, if any, is in the operators
+  // they call, and their self time is autograd bookkeeping.
+  const bool composite = frame.autograd_node || frame.below_flops ||
+                         (frame.below_bytes && (!own.costed || own.flops == 0));
+  totals.composite = totals.composite || composite;
+  ++totals.calls;
+  totals.inclusive_ns += inclusive;
+  totals.self_ns += inclusive - frame.child_ns;
+  if (parent != nullptr) {
+    parent->below_flops = parent->below_flops || frame.below_flops || (!composite && own.flops > 0);
+    parent->below_bytes = parent->below_bytes || frame.below_bytes ||
+                          (!composite && own.bytes_read + own.bytes_written > 0);
+  }
+}
+
+}  // namespace
+
+size_t OpObserver::KeyHash::operator()(const Key& k) const {
+  size_t h = std::hash<std::string>()(k.name);
+  h = h * 31 + std::hash<std::string>()(k.layer);
+  h = h * 31 + std::hash<std::string>()(k.signature);
+  return h * 2 + (k.backward ? 1 : 0);
+}
+
+OpObserver::OpObserver() = default;
+
+OpObserver::~OpObserver() { detach(); }
+
+void OpObserver::attach() {
+  PLUMB_ASSERT(g_attached == nullptr, "an OpObserver is already attached");
+  g_attached = this;
+  t_stack.clear();
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_start, &on_end)
+          .needsInputs(true)
+          .needsOutputs(true)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                   at::RecordScope::USER_SCOPE}));
+}
+
+void OpObserver::detach() {
+  if (handle_ == 0) return;
+  at::removeCallback(handle_);
+  handle_ = 0;
+  g_attached = nullptr;
+  t_stack.clear();
+}
+
+void OpObserver::clear() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  table_.clear();
+  layer_of_sequence_.clear();
+}
+
+double OpObserver::total_self_seconds() const {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  int64_t ns = 0;
+  for (const auto& kv : table_) ns += kv.second.self_ns;
+  return 1e-9 * static_cast<double>(ns);
+}
+
+std::vector<OpStat> OpObserver::aggregate(int steps) const {
+  PLUMB_ASSERT(steps > 0, "aggregate over zero steps");
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const double per = 1.0 / steps;
+  std::vector<OpStat> out;
+  out.reserve(table_.size());
+  for (const auto& [key, t] : table_) {
+    OpStat s;
+    s.name = key.name;
+    s.scope = key.backward ? "backward" : "forward";
+    s.layer = key.layer;
+    // Work done inside the optimizer step is an optimizer update whatever the op is.
+    const bool in_optimizer = key.layer == "optimizer" || key.layer.rfind("optimizer.", 0) == 0;
+    s.category = category_name(in_optimizer ? OpCategory::kOptimizer : categorize(key.name));
+    s.signature = key.signature;
+    s.calls = static_cast<double>(t.calls) * per;
+    s.self_s = 1e-9 * static_cast<double>(t.self_ns) * per;
+    s.inclusive_s = 1e-9 * static_cast<double>(t.inclusive_ns) * per;
+    if (t.composite) {
+      s.kind = kComposite;
+    } else {
+      const OpCost& cost = t.cost;
+      s.kind = cost.costed ? kCosted : kUncosted;
+      const double n = static_cast<double>(t.calls) * per;
+      s.flops = cost.flops * n;
+      s.macs = cost.macs * n;
+      s.bytes_read = cost.bytes_read * n;
+      s.bytes_written = cost.bytes_written * n;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace plumb::profile

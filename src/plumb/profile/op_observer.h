@@ -1,0 +1,71 @@
+// The operator observer (Facebook paper Sec. 3.1; PyTorch's at::RecordFunction callbacks):
+// while active on the calling thread, it times every operator and autograd node, computes
+// self time (inclusive minus children), remembers the named layer it ran in (LayerScope user
+// scopes; backward nodes inherit the layer of the forward op that created them through the
+// autograd sequence number), and aggregates calls by (name, scope, layer, signature).
+//
+// Profiling passes are separate from timing passes: the runner never attaches an observer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/record_function.h>
+
+#include "plumb/profile/cost_model.h"
+#include "plumb/profile/op_call.h"
+#include "plumb/profile/op_profile.h"
+
+namespace plumb::profile {
+
+class OpObserver {
+ public:
+  OpObserver();
+  ~OpObserver();
+  OpObserver(const OpObserver&) = delete;
+  OpObserver& operator=(const OpObserver&) = delete;
+
+  // Attach to / detach from the current thread. Only one observer may be attached at a time.
+  void attach();
+  void detach();
+
+  // Aggregated statistics of everything observed, divided by `steps`, with costs from the
+  // cost model and categories. Does not clear.
+  std::vector<OpStat> aggregate(int steps) const;
+  double total_self_seconds() const;  // all operators, whole observation
+  void clear();
+
+  // Implementation detail shared with the RecordFunction callbacks.
+  struct Key {
+    std::string name, layer, signature;
+    bool backward;
+    bool operator==(const Key& o) const {
+      return backward == o.backward && name == o.name && layer == o.layer &&
+             signature == o.signature;
+    }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  struct Totals {
+    OpCall call;            // one representative call (same signature => same cost)
+    OpCost cost;            // of `call`, computed once per key
+    int64_t calls = 0;
+    int64_t self_ns = 0;
+    int64_t inclusive_ns = 0;
+    bool composite = false;  // some call had work of its kind below it (see op_observer.cpp)
+  };
+  std::unordered_map<Key, Totals, KeyHash>& table() { return table_; }
+  std::unordered_map<int64_t, std::string>& layer_of_sequence() { return layer_of_sequence_; }
+
+ private:
+  std::unordered_map<Key, Totals, KeyHash> table_;
+  // Forward op sequence number -> layer, so backward nodes are attributed to layers.
+  std::unordered_map<int64_t, std::string> layer_of_sequence_;
+  at::CallbackHandle handle_ = 0;
+};
+
+}  // namespace plumb::profile

@@ -1,0 +1,47 @@
+// An operator profile of a workload step: per (operator, scope, layer, input signature) the
+// calls, self and inclusive time, and the cost model's FLOPs and bytes, averaged per step.
+// This is what the store keeps and what every breakdown analysis reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plumb::profile {
+
+// Whether a row's FLOPs/bytes are its own.
+//   "costed":    a leaf operator (no operator below it) with a cost function;
+//   "uncosted":  a leaf operator without one: time counted, work unknown, always listed;
+//   "composite": an operator that calls operators doing its work (counted in those), or an
+//                autograd node (always: its work, if any, is in the operators it calls);
+//                only its own (self) time is its own.
+inline constexpr const char* kCosted = "costed";
+inline constexpr const char* kUncosted = "uncosted";
+inline constexpr const char* kComposite = "composite";
+
+struct OpStat {
+  std::string name;       // "aten::mkldnn_convolution", "ConvolutionBackward0"
+  std::string scope;      // "forward" or "backward"
+  std::string layer;      // module path of the innermost named layer ("" when none)
+  std::string category;   // category_name(...)
+  std::string kind;       // kCosted, kUncosted or kComposite
+  std::string signature;  // input shapes/dtypes/arguments (see op_call.h)
+  double calls = 0;       // per step
+  double self_s = 0;      // per step: inclusive minus time in child operators
+  double inclusive_s = 0; // per step
+  double flops = 0;       // per step (0 unless costed)
+  double macs = 0;        // per step, GEMM-like operators only
+  double bytes_read = 0;  // per step
+  double bytes_written = 0;
+};
+
+struct StepProfile {
+  std::vector<OpStat> ops;
+  int steps = 0;            // profiled steps the figures are averaged over
+  double step_s = 0;        // mean wall time of a profiled step (observer attached)
+  double op_self_s = 0;     // sum of self time of all operators, per step
+  double overhead_s = 0;    // step_s - op_self_s: time outside any operator (framework)
+  double cpu_utilization = 0;
+};
+
+}  // namespace plumb::profile

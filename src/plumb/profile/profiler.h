@@ -1,0 +1,35 @@
+// A profiling pass: build the workload, warm it up to steady state, then observe a few steps
+// with the operator observer attached. Separate from timing runs (DESIGN.md): the figures
+// here carry the observer's overhead, the runner's never do.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plumb/core/workload.h"
+#include "plumb/profile/op_profile.h"
+#include "plumb/run/run_result.h"
+#include "plumb/run/runner.h"
+
+namespace plumb::profile {
+
+struct ProfileResult {
+  run::RunStatus status = run::RunStatus::kOk;
+  std::string message;             // why, when status != ok (the profile is then incomplete)
+  std::string command;             // plumb profile command that reproduces it
+  std::string started_at;
+  int threads = 1;
+  std::vector<double> warmup_s;    // warm-up iterations (observer detached)
+  std::vector<double> profiled_s;  // observed steps (observer attached)
+  bool steady_detected = false;
+  std::vector<std::string> warnings;
+  StepProfile profile;
+  double units_per_step = 0;
+  std::string throughput_unit;
+};
+
+// `options.threads` is the one thread count of this pass; `steps` observed steps.
+ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options,
+                               int steps, const run::ProgressFn& progress = {});
+
+}  // namespace plumb::profile

@@ -1,0 +1,130 @@
+// Shared measurement machinery: step loop, warm-up, failure mapping (see step_loop.h).
+#include "plumb/run/step_loop.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <memory>
+#include <new>
+
+#include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+
+namespace plumb::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A few distinct synthetic batches, generated before timing so data synthesis never enters a
+// step time, cycled so consecutive steps do not see identical inputs.
+constexpr size_t kBatchPool = 3;
+
+bool is_out_of_memory(const std::string& what) {
+  return what.find("out of memory") != std::string::npos ||
+         what.find("can't allocate memory") != std::string::npos ||
+         what.find("Cannot allocate memory") != std::string::npos;
+}
+
+// First line of a (possibly long, multi-line) LibTorch error message.
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device)
+    : model_(model), mode_(mode), device_(device) {
+  for (size_t i = 0; i < kBatchPool; ++i) batches_.push_back(model_.make_batch());
+  units_ = batches_.front().units;
+}
+
+double StepLoop::step() {
+  const Batch& batch = batches_[next_++ % batches_.size()];
+  auto start = Clock::now();
+  last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
+  if (device_.is_cuda()) torch::cuda::synchronize();
+  double elapsed = seconds_since(start);
+  if (!std::isfinite(last_value_)) throw NonFiniteLoss{last_value_, next_};
+  return elapsed;
+}
+
+void warm_up(StepLoop& loop, const RunOptions& o, RunResult& r, const ProgressFn& progress) {
+  auto start = Clock::now();
+  while (true) {
+    r.warmup_s.push_back(loop.step());
+    if (tail_is_steady(r.warmup_s, o.steady)) {
+      r.steady_detected = true;
+      break;
+    }
+    if (r.warmup_s.size() >= o.max_warmup_iterations || seconds_since(start) >= o.max_warmup_s) {
+      r.warnings.push_back(fmt::format(
+          "steady state not detected after {} warm-up iterations ({:.1f} s); measured anyway",
+          r.warmup_s.size(), seconds_since(start)));
+      break;
+    }
+  }
+  if (progress)
+    progress(fmt::format("warm-up: {} iterations in {:.1f} s ({})", r.warmup_s.size(),
+                         seconds_since(start), r.steady_detected ? "steady" : "cap reached"));
+}
+
+void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
+                const std::function<void(StepLoop&)>& body) {
+  std::string thread_warning = apply_threads(o.threads);
+  if (!thread_warning.empty()) r.warnings.push_back(thread_warning);
+  torch::manual_seed(o.seed);
+  const torch::Device device = parse_device(o.device);
+  try {
+    auto model = workload.build(o.config, device);
+    // Inference runs in eval mode without autograd bookkeeping, as a deployed model would.
+    std::unique_ptr<c10::InferenceMode> no_autograd;
+    if (o.mode == Mode::kInfer) {
+      model->module().eval();
+      no_autograd = std::make_unique<c10::InferenceMode>();
+    } else {
+      model->module().train();
+    }
+    StepLoop loop(*model, o.mode, device);
+    body(loop);
+  } catch (const NonFiniteLoss& e) {
+    r.status = RunStatus::kNanLoss;
+    r.message = fmt::format("{} became {} at iteration {}",
+                            o.mode == Mode::kTrain ? "loss" : "output", e.value, e.iteration);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    r.status = RunStatus::kOutOfMemory;
+    r.message = "out of memory (std::bad_alloc); try a smaller --batch";
+  } catch (const c10::Error& e) {
+    const std::string what = first_line(e.what_without_backtrace());
+    r.status = is_out_of_memory(what) ? RunStatus::kOutOfMemory : RunStatus::kError;
+    r.message = r.status == RunStatus::kOutOfMemory ? what + "; try a smaller --batch" : what;
+  } catch (const std::exception& e) {
+    r.status = RunStatus::kError;
+    r.message = first_line(e.what());
+  }
+}
+
+}  // namespace plumb::run

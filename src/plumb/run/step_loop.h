@@ -1,0 +1,57 @@
+// The pieces of a measurement that the timing runner and the profiler share: a model built
+// for a mode (train, or eval under InferenceMode), a loop that times single steps over a pool
+// of pre-generated batches, warm-up to steady state, and the mapping of workload failures
+// (NaN loss, out of memory, exceptions) to run statuses.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "plumb/core/workload.h"
+#include "plumb/run/run_result.h"
+#include "plumb/run/runner.h"
+
+namespace plumb::run {
+
+class StepLoop {
+ public:
+  StepLoop(Model& model, Mode mode, const torch::Device& device);
+
+  // One timed step, seconds (a CUDA device is synchronised before the clock stops).
+  // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.
+  double step();
+
+  double units() const { return units_; }
+  double last_value() const { return last_value_; }
+  Model& model() { return model_; }
+
+ private:
+  Model& model_;
+  Mode mode_;
+  torch::Device device_;
+  std::vector<Batch> batches_;
+  double units_ = 0;
+  size_t next_ = 0;
+  double last_value_ = 0;
+};
+
+struct NonFiniteLoss {
+  double value;
+  size_t iteration;
+};
+
+// Steps until the iteration times are steady or a cap (iterations, seconds) is hit; appends
+// to result.warmup_s, sets steady_detected, and warns when the cap was hit.
+void warm_up(StepLoop& loop, const RunOptions& options, RunResult& result,
+             const ProgressFn& progress);
+
+// Builds the workload's model for `options` (seed, threads, device, mode state), runs `body`
+// with a step loop over it, and turns any workload failure into result.status/message
+// (UsageError still propagates: that is the user's input, not the workload).
+void with_model(const Workload& workload, const RunOptions& options, RunResult& result,
+                const std::function<void(StepLoop&)>& body);
+
+std::string utc_now_iso8601();
+double process_cpu_seconds();
+
+}  // namespace plumb::run

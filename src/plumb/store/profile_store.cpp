@@ -1,0 +1,153 @@
+// Persistence of profiling passes: the `profiles` and `op_stats` tables (schema v2).
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/store/results_store.h"
+#include "plumb/store/rows.h"
+#include "plumb/store/schema.h"
+
+namespace plumb::store {
+namespace {
+
+std::vector<double> doubles_from_json(const std::string& text) {
+  return nlohmann::json::parse(text).get<std::vector<double>>();
+}
+
+StoredProfile read_profile_row(const SQLite::Statement& st) {
+  StoredProfile p;
+  p.id = st.getColumn("id").getInt64();
+  p.group = st.getColumn("group_id").getString();
+  p.workload = st.getColumn("workload").getString();
+  p.mode = st.getColumn("mode").getString();
+  p.batch = st.getColumn("batch").getInt64();
+  p.threads = st.getColumn("threads").getInt();
+  p.device = st.getColumn("device").getString();
+  p.tag = st.getColumn("tag").getString();
+  p.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
+  p.environment =
+      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
+  profile::ProfileResult& r = p.result;
+  r.status = detail::status_from_name(st.getColumn("status").getString());
+  r.message = st.getColumn("message").getString();
+  r.command = st.getColumn("command").getString();
+  r.started_at = st.getColumn("started_at").getString();
+  r.threads = p.threads;
+  r.steady_detected = st.getColumn("steady_detected").getInt() != 0;
+  r.units_per_step = detail::real_or_nan(st.getColumn("units_per_step"));
+  r.throughput_unit = st.getColumn("throughput_unit").getString();
+  r.warmup_s = doubles_from_json(st.getColumn("warmup_json").getString());
+  r.profiled_s = doubles_from_json(st.getColumn("profiled_json").getString());
+  r.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
+                   .get<std::vector<std::string>>();
+  r.profile.steps = st.getColumn("steps").getInt();
+  r.profile.step_s = detail::real_or_nan(st.getColumn("step_s"));
+  r.profile.op_self_s = detail::real_or_nan(st.getColumn("op_self_s"));
+  r.profile.overhead_s = detail::real_or_nan(st.getColumn("overhead_s"));
+  r.profile.cpu_utilization = detail::real_or_nan(st.getColumn("cpu_utilization"));
+  return p;
+}
+
+}  // namespace
+
+int64_t ResultsStore::save_profile(const run::RunOptions& options,
+                                   const profile::ProfileResult& result,
+                                   const platform::Environment& environment,
+                                   const std::string& group, const std::string& tag) {
+  const profile::StepProfile& prof = result.profile;
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t environment_id = detail::save_environment(*db_, environment);
+    const int64_t id = detail::Row()
+                           .text("group_id", group)
+                           .text("started_at", result.started_at)
+                           .text("workload", options.workload)
+                           .text("mode", mode_name(options.mode))
+                           .integer("batch", options.config.get_int("batch"))
+                           .integer("threads", options.threads)
+                           .text("device", options.device)
+                           .text("tag", tag)
+                           .text("command", result.command)
+                           .text("status", run::status_name(result.status))
+                           .text("message", result.message)
+                           .text("config_json", options.config.to_json().dump())
+                           .integer("environment_id", environment_id)
+                           .integer("steps", prof.steps)
+                           .real("step_s", prof.step_s)
+                           .real("op_self_s", prof.op_self_s)
+                           .real("overhead_s", prof.overhead_s)
+                           .real("cpu_utilization", prof.cpu_utilization)
+                           .real("units_per_step", result.units_per_step)
+                           .text("throughput_unit", result.throughput_unit)
+                           .boolean("steady_detected", result.steady_detected)
+                           .text("warmup_json", nlohmann::json(result.warmup_s).dump())
+                           .text("profiled_json", nlohmann::json(result.profiled_s).dump())
+                           .text("warnings_json", detail::strings_json(result.warnings))
+                           .insert_into(*db_, "profiles");
+    SQLite::Statement insert(
+        *db_,
+        "INSERT INTO op_stats (profile_id, name, scope, layer, category, kind, signature, calls, "
+        "self_s, inclusive_s, flops, macs, bytes_read, bytes_written) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const profile::OpStat& op : prof.ops) {
+      int i = 1;
+      insert.bind(i++, id);
+      insert.bind(i++, op.name);
+      insert.bind(i++, op.scope);
+      insert.bind(i++, op.layer);
+      insert.bind(i++, op.category);
+      insert.bind(i++, op.kind);
+      insert.bind(i++, op.signature);
+      for (double v : {op.calls, op.self_s, op.inclusive_s, op.flops, op.macs, op.bytes_read,
+                       op.bytes_written})
+        insert.bind(i++, v);
+      insert.exec();
+      insert.reset();
+    }
+    tx.commit();
+    return id;
+  } catch (const SQLite::Exception& e) {
+    detail::rethrow_save_error(e, "profile of " + options.workload, path_);
+  }
+}
+
+std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group) const {
+  if (!detail::has_table(*db_, "profiles")) return {};
+  SQLite::Transaction tx(*db_);
+  SQLite::Statement q(*db_,
+                      "SELECT p.*, e.json AS env_json FROM profiles p JOIN environments e ON "
+                      "e.id = p.environment_id" +
+                          std::string(group.empty() ? "" : " WHERE p.group_id = :g") +
+                          " ORDER BY p.id");
+  if (!group.empty()) q.bind(":g", group);
+  std::vector<StoredProfile> out;
+  while (q.executeStep()) out.push_back(read_profile_row(q));
+  SQLite::Statement ops(*db_,
+                        "SELECT name, scope, layer, category, kind, signature, calls, self_s, "
+                        "inclusive_s, flops, macs, bytes_read, bytes_written FROM op_stats "
+                        "WHERE profile_id = ?");
+  for (StoredProfile& p : out) {
+    ops.bind(1, p.id);
+    while (ops.executeStep()) {
+      profile::OpStat s;
+      s.name = ops.getColumn(0).getString();
+      s.scope = ops.getColumn(1).getString();
+      s.layer = ops.getColumn(2).getString();
+      s.category = ops.getColumn(3).getString();
+      s.kind = ops.getColumn(4).getString();
+      s.signature = ops.getColumn(5).getString();
+      s.calls = ops.getColumn(6).getDouble();
+      s.self_s = ops.getColumn(7).getDouble();
+      s.inclusive_s = ops.getColumn(8).getDouble();
+      s.flops = ops.getColumn(9).getDouble();
+      s.macs = ops.getColumn(10).getDouble();
+      s.bytes_read = ops.getColumn(11).getDouble();
+      s.bytes_written = ops.getColumn(12).getDouble();
+      p.result.profile.ops.push_back(std::move(s));
+    }
+    ops.reset();
+  }
+  tx.commit();
+  return out;
+}
+
+}  // namespace plumb::store

@@ -1,0 +1,91 @@
+// Store internals shared by the run and profile tables (see rows.h).
+#include "plumb/store/rows.h"
+
+#include <limits>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "plumb/core/errors.h"
+
+namespace plumb::store::detail {
+
+double real_or_nan(const SQLite::Column& c) {
+  return c.isNull() ? std::numeric_limits<double>::quiet_NaN() : c.getDouble();
+}
+
+std::string strings_json(const std::vector<std::string>& xs) {
+  return nlohmann::json(xs).dump();
+}
+
+// Environments are shared between runs when identical (e.g. a sweep captures one).
+int64_t save_environment(SQLite::Database& db, const platform::Environment& env) {
+  const std::string json = platform::to_json(env).dump();
+  SQLite::Statement find(db, "SELECT id FROM environments WHERE json = ?");
+  find.bind(1, json);
+  if (find.executeStep()) return find.getColumn(0).getInt64();
+  return Row()
+      .text("host", env.host)
+      .text("os", env.os)
+      .text("cpu_model", env.cpu_model)
+      .text("isa_json", strings_json(env.isa))
+      .integer("logical_cores", env.logical_cores)
+      .integer("threads_used", env.threads_used)
+      .real("load_average_1m", env.load_average_1m)
+      .text("cpu_governor", env.cpu_governor)
+      .text("libtorch_version", env.libtorch_version)
+      .text("blas", env.blas)
+      .boolean("blas_optimized", env.blas_optimized)
+      .text("onednn_version", env.onednn_version)
+      .text("plumb_version", env.plumb_version)
+      .text("git_commit", env.git_commit)
+      .text("compiler", env.compiler)
+      .text("device", env.device)
+      .text("warnings_json", strings_json(env.warnings))
+      .text("json", json)
+      .insert_into(db, "environments");
+}
+
+void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
+                  const std::vector<double>& seconds) {
+  SQLite::Statement insert(db,
+                           "INSERT INTO samples (run_id, phase, idx, seconds) VALUES (?, ?, ?, ?)");
+  insert.bind(1, run_id);
+  insert.bind(2, phase);
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    insert.bind(3, static_cast<int64_t>(i));
+    insert.bind(4, seconds[i]);
+    insert.exec();
+    insert.reset();
+  }
+}
+
+run::RunStatus status_from_name(const std::string& name) {
+  for (run::RunStatus s : {run::RunStatus::kOk, run::RunStatus::kNanLoss,
+                           run::RunStatus::kOutOfMemory, run::RunStatus::kError}) {
+    if (name == run::status_name(s)) return s;
+  }
+  return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
+}
+
+void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
+                        const std::string& path) {
+  const int code = e.getErrorCode();
+  const std::string message = fmt::format(
+      "could not save the {} to '{}' (nothing of it was stored): {}", what, path, e.what());
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    throw UsageError(message +
+                     "; another process holds the database locked: retry when it is done or "
+                     "pass another --db");
+  if (code == SQLITE_READONLY)
+    throw UsageError(message +
+                     "; the store was opened read-only or its file is not writable: fix "
+                     "permissions or pass another --db");
+  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN ||
+      code == SQLITE_PERM)
+    throw UsageError(message + "; free disk space or fix permissions, or pass another --db");
+  throw std::runtime_error(message);
+}
+
+}  // namespace plumb::store::detail

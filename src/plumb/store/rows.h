@@ -1,0 +1,82 @@
+// Store internals shared by the run and profile tables: a row builder that names every
+// column next to its value, NULL/NaN conversion, environment de-duplication, status names, and
+// the mapping of SQLite write failures to actionable errors. Not part of the public API.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+
+#include "plumb/platform/environment.h"
+#include "plumb/run/run_result.h"
+
+namespace plumb::store::detail {
+
+// One row to insert, each column named next to its value: the INSERT statement is generated
+// from the row, so a column can never be bound to the wrong value.
+class Row {
+ public:
+  Row& text(const char* column, std::string value) { return add(column, std::move(value)); }
+  Row& integer(const char* column, int64_t value) { return add(column, value); }
+  Row& boolean(const char* column, bool value) { return add(column, int64_t{value ? 1 : 0}); }
+  // Undefined statistics (NaN) are stored as SQL NULL and read back as NaN.
+  Row& real(const char* column, double value) {
+    if (std::isnan(value)) return add(column, std::monostate{});
+    return add(column, value);
+  }
+
+  // Returns the new row's id.
+  int64_t insert_into(SQLite::Database& db, const char* table) const {
+    std::string names, params;
+    for (const auto& [column, value] : values_) {
+      names += names.empty() ? "" : ", ";
+      params += params.empty() ? "?" : ", ?";
+      names += column;
+    }
+    SQLite::Statement insert(db,
+                             fmt::format("INSERT INTO {} ({}) VALUES ({})", table, names, params));
+    for (size_t i = 0; i < values_.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              insert.bind(index);  // NULL
+            } else {
+              insert.bind(index, v);
+            }
+          },
+          values_[i].second);
+    }
+    insert.exec();
+    return db.getLastInsertRowid();
+  }
+
+ private:
+  using Value = std::variant<std::monostate, int64_t, double, std::string>;
+  Row& add(const char* column, Value value) {
+    values_.emplace_back(column, std::move(value));
+    return *this;
+  }
+  std::vector<std::pair<const char*, Value>> values_;
+};
+
+double real_or_nan(const SQLite::Column& c);
+std::string strings_json(const std::vector<std::string>& xs);
+// Environments are shared between records when identical; returns the row id.
+int64_t save_environment(SQLite::Database& db, const platform::Environment& env);
+void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
+                  const std::vector<double>& seconds);
+run::RunStatus status_from_name(const std::string& name);
+
+// Throws for a failed write of `what` ("run of resnet50"): UsageError for conditions the user
+// can fix (locked, read-only, disk full), std::runtime_error for anything else (a plumb bug).
+[[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
+                                     const std::string& path);
+
+}  // namespace plumb::store::detail
