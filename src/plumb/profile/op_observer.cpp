@@ -90,7 +90,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   }
   static const std::vector<c10::IValue> kNoOutputs;
   frame.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
-  frame.key = {frame.call.name, frame.layer, signature(frame.call), frame.backward};
+  const Frame* op_parent = innermost_op_frame();
+  frame.key = {frame.call.name, frame.layer, signature(frame.call),
+               op_parent != nullptr ? op_parent->key.root : frame.call.name, frame.backward};
   frame.start_ns = now_ns();  // exclude our own bookkeeping from the op's time
   t_stack.push_back(std::move(frame));
   return nullptr;
@@ -144,6 +146,7 @@ size_t OpObserver::KeyHash::operator()(const Key& k) const {
   size_t h = std::hash<std::string>()(k.name);
   h = h * 31 + std::hash<std::string>()(k.layer);
   h = h * 31 + std::hash<std::string>()(k.signature);
+  h = h * 31 + std::hash<std::string>()(k.root);
   return h * 2 + (k.backward ? 1 : 0);
 }
 
@@ -197,7 +200,7 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
     s.layer = key.layer;
     // Work done inside the optimizer step is an optimizer update whatever the op is.
     const bool in_optimizer = key.layer == "optimizer" || key.layer.rfind("optimizer.", 0) == 0;
-    s.category = category_name(in_optimizer ? OpCategory::kOptimizer : categorize(key.name));
+    s.category = category_name(in_optimizer ? OpCategory::kOptimizer : categorize(key.root));
     s.signature = key.signature;
     s.calls = static_cast<double>(t.calls) * per;
     s.self_s = 1e-9 * static_cast<double>(t.self_ns) * per;

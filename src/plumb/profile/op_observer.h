@@ -2,7 +2,9 @@
 // while active on the calling thread, it times every operator and autograd node, computes
 // self time (inclusive minus children), remembers the named layer it ran in (LayerScope user
 // scopes; backward nodes inherit the layer of the forward op that created them through the
-// autograd sequence number), and aggregates calls by (name, scope, layer, signature).
+// autograd sequence number), and aggregates calls by (name, scope, layer, signature, root
+// operator). An operator's category is that of the outermost operator it runs inside, so the
+// clamp_min_ a relu_ runs is Activation work and the addmm of an lstm_cell is Recurrent work.
 //
 // Profiling passes are separate from timing passes: the runner never attaches an observer.
 #pragma once
@@ -41,10 +43,13 @@ class OpObserver {
   // Implementation detail shared with the RecordFunction callbacks.
   struct Key {
     std::string name, layer, signature;
+    // The outermost operator of the call chain (what the model code called: "aten::relu_"
+    // for the aten::clamp_min_ it runs inside): categories follow it.
+    std::string root;
     bool backward;
     bool operator==(const Key& o) const {
       return backward == o.backward && name == o.name && layer == o.layer &&
-             signature == o.signature;
+             signature == o.signature && root == o.root;
     }
   };
   struct KeyHash {

@@ -1,6 +1,8 @@
 // Steady-state runner (see runner.h).
 #include "plumb/run/runner.h"
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -49,6 +51,12 @@ void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
 
 std::string apply_threads(int threads) {
   torch::set_num_threads(threads);
+  // OpenBLAS (Debian's libopenblas0-pthread) keeps its own thread pool, which
+  // torch::set_num_threads does not size: without this, "--threads 1" still runs GEMMs on
+  // every core and the pools of OpenMP and OpenBLAS oversubscribe the machine.
+  using SetThreads = void (*)(int);
+  if (auto set_blas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set_blas(threads);
   const unsigned cores = std::thread::hardware_concurrency();
   if (cores > 0 && static_cast<unsigned>(threads) > cores)
     return fmt::format(
