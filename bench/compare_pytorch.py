@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 16}
+DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 8}
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--plumb", default=os.path.join(HERE, "..", "build", "plumb"))
@@ -24,6 +24,7 @@ parser.add_argument("--modes", default="train,infer")
 parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--max-time", type=float, default=30)
+parser.add_argument("--max-warmup-time", type=float, default=30)
 args = parser.parse_args()
 db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
 
@@ -31,6 +32,7 @@ db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
 def run_plumb(model, mode, batch):
     out = subprocess.run([args.plumb, "run", model, "--mode", mode, "--batch", str(batch),
                           "--threads", str(args.threads), "--max-time", str(args.max_time),
+                          "--max-warmup-time", str(args.max_warmup_time),
                           "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
     j = json.loads(out)
     if j["status"] != "ok":

@@ -76,14 +76,27 @@ Shape expand_param(const std::vector<int64_t>& values, size_t rank, const Shape&
   return out;
 }
 
-std::vector<const TensorMeta*> input_tensors(const OpCall& call) {
+namespace {
+
+std::vector<const TensorMeta*> tensors_in(const OpCall& call, size_t from, size_t to) {
   std::vector<const TensorMeta*> out;
-  for (const ArgMeta& a : call.inputs) {
+  for (size_t i = from; i < call.inputs.size() && i < to; ++i) {
+    const ArgMeta& a = call.inputs[i];
     if (a.kind != ArgMeta::Kind::kTensor && a.kind != ArgMeta::Kind::kTensorList) continue;
     for (const TensorMeta& t : a.tensors)
       if (t.defined()) out.push_back(&t);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<const TensorMeta*> input_tensors(const OpCall& call, size_t arity) {
+  return tensors_in(call, 0, arity);
+}
+
+std::vector<const TensorMeta*> out_arguments(const OpCall& call, size_t arity) {
+  return tensors_in(call, arity, call.inputs.size());
 }
 
 std::vector<const TensorMeta*> tensor_list(const OpCall& call, size_t i) {
@@ -96,9 +109,9 @@ std::vector<const TensorMeta*> tensor_list(const OpCall& call, size_t i) {
   return out;
 }
 
-double all_input_bytes(const OpCall& call) {
+double all_input_bytes(const OpCall& call, size_t arity) {
   double b = 0;
-  for (const TensorMeta* t : input_tensors(call)) b += bytes_of(t);
+  for (const TensorMeta* t : input_tensors(call, arity)) b += bytes_of(t);
   return b;
 }
 
@@ -154,6 +167,15 @@ double recorded_output_bytes(const OpCall& call) {
 
 double written_bytes(const OpCall& call, double computed) {
   return has_outputs(call) ? recorded_output_bytes(call) : computed;
+}
+
+double written_bytes(const OpCall& call, double computed, size_t arity) {
+  if (has_outputs(call)) return recorded_output_bytes(call);
+  const std::vector<const TensorMeta*> outs = out_arguments(call, arity);
+  if (outs.empty()) return computed;
+  double b = 0;
+  for (const TensorMeta* t : outs) b += bytes_of(t);
+  return b;
 }
 
 const TensorMeta* recorded_output(const OpCall& call, size_t i) {

@@ -53,12 +53,18 @@ int64_t wrap_dim(int64_t dim, size_t rank);
 Shape expand_param(const std::vector<int64_t>& values, size_t rank, const Shape& fallback);
 
 // ---- Arguments ----
-// Every defined tensor among the inputs (single tensors and tensor lists).
-std::vector<const TensorMeta*> input_tensors(const OpCall& call);
+// RecordFunction reports an out= overload under the same name as the functional one, with
+// the output tensors appended after the functional arguments ("aten::mul" with (self, other,
+// out)). Rules therefore look only at the first `arity` arguments for the tensors they read:
+// arity = the position after the last argument that can be an input tensor.
+// Every defined tensor among the first `arity` inputs (single tensors and tensor lists).
+std::vector<const TensorMeta*> input_tensors(const OpCall& call, size_t arity);
+// Defined tensors at positions >= arity: the out= arguments, written rather than read.
+std::vector<const TensorMeta*> out_arguments(const OpCall& call, size_t arity);
 // The tensors of a tensor-list argument (defined ones only).
 std::vector<const TensorMeta*> tensor_list(const OpCall& call, size_t i);
-// Sum of bytes of every defined input tensor, each read once.
-double all_input_bytes(const OpCall& call);
+// Sum of bytes of every defined tensor among the first `arity` inputs, each read once.
+double all_input_bytes(const OpCall& call, size_t arity);
 // Value of a Scalar/int/float argument, nullopt when absent or not numeric.
 std::optional<double> scalar_at(const OpCall& call, size_t i);
 bool flag_at(const OpCall& call, size_t i, bool fallback);
@@ -75,6 +81,9 @@ bool has_outputs(const OpCall& call);
 double recorded_output_bytes(const OpCall& call);
 // Recorded output bytes when the observer captured outputs, else the computed estimate.
 double written_bytes(const OpCall& call, double computed);
+// As written_bytes, but an out= argument (at positions >= arity) stands in for unrecorded
+// outputs before the estimate is used.
+double written_bytes(const OpCall& call, double computed, size_t arity);
 // The first recorded output when defined (its shape beats any recomputation).
 const TensorMeta* recorded_output(const OpCall& call, size_t i = 0);
 

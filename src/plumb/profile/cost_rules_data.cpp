@@ -16,7 +16,8 @@
 //   rand_like, bernoulli, multinomial ...)
 //                   0 FLOPs (generating random bits is not floating-point arithmetic);
 //                   bytes = the output written + any tensor argument read (probabilities)
-//   item / _local_scalar_dense   reads one element
+//   item / _local_scalar_dense / is_nonzero   reads one element
+//   metadata queries (_nnz, sparse_dim, is_coalesced, result_type ...)   0, 0
 #include <algorithm>
 #include <cmath>
 
@@ -78,12 +79,12 @@ OpCost constant_pad(const OpCall& call) {
   return make_cost(0, bytes_of(self), written_bytes(call, numel(out) * element_size(self->dtype)));
 }
 
-// In-place fills and in-place random generation: write self; read any other tensor
-// argument (fill_.Tensor's value, bernoulli_.Tensor's probabilities).
+// In-place fills and in-place random generation: write self; read the other tensor
+// argument if any (fill_.Tensor's value, bernoulli_.Tensor's probabilities at 1).
 OpCost fill_self(const OpCall& call) {
   const TensorMeta* self = call.input_tensor(0);
   if (self == nullptr) return {};
-  return make_cost(0, all_input_bytes(call) - bytes_of(self), bytes_of(self));
+  return make_cost(0, all_input_bytes(call, 2) - bytes_of(self), bytes_of(self));
 }
 
 // The first int-list argument (a factory's size).
@@ -100,7 +101,7 @@ OpCost factory(const OpCall& call, int dtype_index, c10::ScalarType fallback) {
   const c10::ScalarType dt =
       dtype_index >= 0 ? dtype_at(call, static_cast<size_t>(dtype_index), fallback) : fallback;
   const double n = numel(first_int_list(call));
-  return make_cost(0, all_input_bytes(call), written_bytes(call, n * element_size(dt)));
+  return make_cost(0, 0, written_bytes(call, n * element_size(dt)));
 }
 
 // *_like(self, [value,] dtype?, ...) and new_*(self, size, [value,] dtype?, ...): reads
@@ -128,14 +129,15 @@ OpCost random_sized(const OpCall& call) {
   return factory(call, dtype_index, c10::ScalarType::Float);
 }
 
-// Out-of-place random ops over a tensor (randn_like, bernoulli, normal(mean, std), poisson):
-// the output has the broadcast shape of the tensor arguments, or a size list.
-OpCost random_from_tensors(const OpCall& call, c10::ScalarType dtype) {
-  const std::vector<const TensorMeta*> tensors = input_tensors(call);
+// Out-of-place random ops reading tensors (bernoulli(p), normal(mean, std), poisson(rates)),
+// which sit in the first `arity` arguments: the output has their broadcast shape, or a size
+// list's.
+OpCost random_from_tensors(const OpCall& call, size_t arity) {
+  const std::vector<const TensorMeta*> tensors = input_tensors(call, arity);
   Shape out = tensors.empty() ? first_int_list(call) : broadcast(tensors);
-  if (dtype == c10::ScalarType::Undefined)
-    dtype = tensors.empty() ? c10::ScalarType::Float : tensors[0]->dtype;
-  return make_cost(0, all_input_bytes(call), written_bytes(call, numel(out) * element_size(dtype)));
+  const c10::ScalarType dtype = tensors.empty() ? c10::ScalarType::Float : tensors[0]->dtype;
+  return make_cost(0, all_input_bytes(call, arity),
+                   written_bytes(call, numel(out) * element_size(dtype), arity));
 }
 
 // multinomial(self [.., C], num_samples, replacement) -> int64 [.., num_samples].
@@ -163,7 +165,7 @@ OpCost arange(const OpCall& call) {
   return make_cost(0, 0, written_bytes(call, n * element_size(dt)));
 }
 
-// item / _local_scalar_dense: one element crosses to the caller.
+// item / _local_scalar_dense / is_nonzero: one element crosses to the caller.
 OpCost scalar_read(const OpCall& call) {
   const TensorMeta* self = call.input_tensor(0);
   if (self == nullptr) return {};
@@ -173,75 +175,41 @@ OpCost scalar_read(const OpCall& call) {
 }  // namespace
 
 void add_data_rules(CostTable& t) {
+  // Views: new sizes/strides over the same storage.
   add_rule(t,
-           {"view",
-            "_unsafe_view",
-            "_reshape_alias",
-            "reshape",
-            "reshape_as",
-            "view_as",
-            "t",
-            "t_",
-            "transpose",
-            "transpose_",
-            "numpy_T",
-            "mT",
-            "permute",
-            "expand",
-            "expand_as",
-            "broadcast_to",
-            "select",
-            "slice",
-            "unsqueeze",
-            "unsqueeze_",
-            "squeeze",
-            "squeeze_",
-            "as_strided",
-            "as_strided_",
-            "detach",
-            "detach_",
-            "alias",
-            "flatten",
-            "unflatten",
-            "unbind",
-            "chunk",
-            "unsafe_chunk",
-            "split",
-            "unsafe_split",
-            "split_with_sizes",
-            "unsafe_split_with_sizes",
-            "tensor_split",
-            "narrow",
-            "movedim",
-            "moveaxis",
-            "swapaxes",
-            "swapdims",
-            "diagonal",
-            "unfold",
-            "view_as_real",
-            "view_as_complex",
-            "real",
-            "imag",
-            "conj",
-            "_conj",
-            "resolve_conj",
-            "resolve_neg",
-            "_neg_view",
-            "lift",
-            "lift_fresh",
-            "contiguous",
-            "to",
-            "type_as",
-            "requires_grad_",
-            "empty",
-            "empty_like",
-            "empty_strided",
-            "new_empty",
-            "new_empty_strided",
-            "resize_",
-            "resize_as_",
-            "set_"},
+           {"view", "_unsafe_view", "_reshape_alias", "reshape", "reshape_as", "view_as", "flatten",
+            "unflatten", "expand", "expand_as", "broadcast_to", "as_strided", "as_strided_",
+            "unfold", "view_as_real", "view_as_complex", "real", "imag"},
            free_op);
+  add_rule(t,
+           {"t", "t_", "transpose", "transpose_", "numpy_T", "mT", "permute", "movedim", "moveaxis",
+            "swapaxes", "swapdims", "diagonal", "select", "slice", "narrow", "unsqueeze",
+            "unsqueeze_", "squeeze", "squeeze_"},
+           free_op);
+  add_rule(t,
+           {"unbind", "chunk", "unsafe_chunk", "split", "unsafe_split", "split_with_sizes",
+            "unsafe_split_with_sizes", "tensor_split"},
+           free_op);
+  // Aliases and flag changes; contiguous/to/type_as as leaves returned self (see above).
+  add_rule(t,
+           {"detach", "detach_", "alias", "conj", "_conj", "resolve_conj", "resolve_neg",
+            "_neg_view", "lift", "lift_fresh", "contiguous", "to", "type_as", "requires_grad_"},
+           free_op);
+  // Allocations without initialisation, and storage resizes.
+  add_rule(
+      t,
+      {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_",
+       "resize_as_", "set_", "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_"},
+      free_op);
+  // Metadata queries that some kernels dispatch (the sparse ones call _nnz, sparse_dim ...).
+  add_rule(t,
+           {"_nnz", "dense_dim", "sparse_dim", "_dimI", "_dimV", "is_coalesced", "result_type",
+            "size", "stride", "numel", "dim", "is_same_size", "is_floating_point", "is_complex",
+            "is_conj", "is_neg", "_is_zerotensor", "is_set_to"},
+           free_op);
+  // aten::detach records an inner "detach" range (no namespace) for its autograd-view
+  // bookkeeping: no data is touched.
+  t["detach"] = free_op;
   add_rule(t, {"copy_"}, copy_);
   add_rule(t, {"clone", "flip", "roll", "tril", "triu", "tril_", "triu_"},
            [](const OpCall& c) { return copy_of_self(c, c10::ScalarType::Undefined); });
@@ -287,11 +255,11 @@ void add_data_rules(CostTable& t) {
   add_rule(t, {"randint_like"}, [](const OpCall& c) {
     return like_factory(c, false, static_cast<int>(c.inputs.size()));
   });
-  add_rule(t, {"bernoulli", "normal", "poisson"},
-           [](const OpCall& c) { return random_from_tensors(c, c10::ScalarType::Undefined); });
+  add_rule(t, {"bernoulli", "normal"}, [](const OpCall& c) { return random_from_tensors(c, 2); });
+  add_rule(t, {"poisson"}, [](const OpCall& c) { return random_from_tensors(c, 1); });
   add_rule(t, {"multinomial"}, multinomial);
 
-  add_rule(t, {"item", "_local_scalar_dense"}, scalar_read);
+  add_rule(t, {"item", "_local_scalar_dense", "is_nonzero"}, scalar_read);
 }
 
 }  // namespace plumb::profile::cost

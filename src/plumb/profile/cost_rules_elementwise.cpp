@@ -23,9 +23,10 @@
 //   native_dropout 2 per element in training (mask test, scaled multiply), 0 otherwise;
 //   native_dropout_backward 2 (mask multiply, scale)
 // Bytes: every input tensor read once (broadcast operands at their own size), the output
-// written once. A dense in-place update by a sparse tensor (SGD/Adagrad on sparse embedding
-// gradients: p.add_(sparse_grad)) touches only the sparse tensor's rows: it reads those rows
-// of self and the sparse tensor, and writes those rows.
+// written once. Dense self with a sparse operand (SGD/Adagrad on sparse embedding gradients:
+// p.add_(sparse_grad)) does arithmetic on the sparse rows only; in place it reads those rows
+// of self and the sparse tensor and writes those rows; out of place (add.out) it reads self,
+// the sparse tensor, and writes the whole dense result.
 #include <algorithm>
 
 #include "plumb/profile/cost_rules.h"
@@ -61,25 +62,31 @@ c10::ScalarType out_dtype(const OpCall& call, OutType type) {
 }
 
 // `per_element` FLOPs per output element, plus one when the scalar at `alpha_index` is given
-// and differs from 1.
-OpCost elementwise(const OpCall& call, double per_element, OutType type, int alpha_index) {
-  const std::vector<const TensorMeta*> tensors = input_tensors(call);
+// and differs from 1. `arity`: the position after the last argument that can be an input
+// tensor (out= overloads append their output there).
+OpCost elementwise(const OpCall& call, double per_element, OutType type, int alpha_index,
+                   size_t arity) {
+  const std::vector<const TensorMeta*> tensors = input_tensors(call, arity);
   if (tensors.empty()) return {};
   double per = per_element;
   if (alpha_index >= 0 && scalar_at(call, static_cast<size_t>(alpha_index)).value_or(1.0) != 1.0)
     per += 1;
   const TensorMeta* self = call.input_tensor(0);
+  const double read_all = all_input_bytes(call, arity);
 
-  // Dense self updated in place by a sparse operand: only the sparse rows are touched.
-  if (is_in_place(call) && self != nullptr && !self->sparse) {
+  // Dense self combined with a sparse operand (SGD/Adagrad on sparse embedding grads): the
+  // arithmetic happens on the sparse rows only.
+  if (self != nullptr && !self->sparse) {
     for (const TensorMeta* t : tensors) {
       if (!t->sparse) continue;
       const double rows = work_elements(*t);
       const double touched = rows * element_size(self->dtype);
-      double read = touched;
-      for (const TensorMeta* u : tensors)
-        if (u != self) read += bytes_of(u);
-      return make_cost(per * rows, read, touched);
+      if (is_in_place(call)) {
+        // Reads those rows of self and the other operands, writes those rows.
+        return make_cost(per * rows, read_all - bytes_of(self) + touched, touched);
+      }
+      // Out of place: the dense result is a copy of self plus the sparse rows.
+      return make_cost(per * rows, read_all, written_bytes(call, bytes_of(self), arity));
     }
   }
 
@@ -96,11 +103,12 @@ OpCost elementwise(const OpCall& call, double per_element, OutType type, int alp
     n = numel(broadcast(tensors));
   }
   if (computed_written == 0) computed_written = n * element_size(out_dtype(call, type));
-  return make_cost(per * n, all_input_bytes(call), written_bytes(call, computed_written));
+  return make_cost(per * n, read_all, written_bytes(call, computed_written, arity));
 }
 
-CostFn ew(double per_element, OutType type = OutType::kPromoted, int alpha_index = -1) {
-  return [=](const OpCall& c) { return elementwise(c, per_element, type, alpha_index); };
+CostFn ew(double per_element, size_t arity, OutType type = OutType::kPromoted,
+          int alpha_index = -1) {
+  return [=](const OpCall& c) { return elementwise(c, per_element, type, alpha_index, arity); };
 }
 
 // clamp(self, min?, max?): one comparison per bound that is given.
@@ -110,7 +118,7 @@ OpCost clamp(const OpCall& call) {
     if (i < call.inputs.size() && call.inputs[i].kind != ArgMeta::Kind::kNone &&
         !(call.inputs[i].kind == ArgMeta::Kind::kTensor && call.input_tensor(i) == nullptr))
       bounds += 1;
-  return elementwise(call, std::max(bounds, 1.0), OutType::kPromoted, -1);
+  return elementwise(call, std::max(bounds, 1.0), OutType::kPromoted, -1, 3);
 }
 
 // native_dropout(input, p, train?) -> (output, mask bool).
@@ -120,39 +128,41 @@ OpCost native_dropout(const OpCall& call) {
   const bool train = flag_at(call, 2, true);
   const double n = numel(x->shape);
   const double computed = n * element_size(x->dtype) + n * element_size(c10::ScalarType::Bool);
-  return make_cost(train ? 2 * n : 0, bytes_of(x), written_bytes(call, computed));
+  return make_cost(train ? 2 * n : 0, bytes_of(x), written_bytes(call, computed, 1));
 }
 
 }  // namespace
 
 void add_elementwise_rules(CostTable& t) {
+  // The second argument of ew() is the arity (see cost_rules.h): 1 for unary ops, 2 for
+  // binary ops and (grad, x) backward formulas, 3 for ternary ones.
   add_rule(t, {"add", "add_", "sub", "sub_", "subtract", "subtract_", "rsub"},
-           ew(1, OutType::kPromoted, 2));
-  add_rule(
-      t,
-      {"mul",        "mul_",        "multiply",    "multiply_",    "neg",           "neg_",
-       "negative",   "abs",         "abs_",        "sign",         "sign_",         "sgn",
-       "sgn_",       "remainder",   "remainder_",  "fmod",         "fmod_",         "maximum",
-       "minimum",    "fmax",        "fmin",        "floor",        "floor_",        "ceil",
-       "ceil_",      "round",       "round_",      "trunc",        "trunc_",        "frac",
-       "frac_",      "square",      "square_",     "floor_divide", "floor_divide_", "bitwise_and",
-       "bitwise_or", "bitwise_xor", "bitwise_not", "nan_to_num",   "nan_to_num_"},
-      ew(1));
-  add_rule(t, {"pow", "pow_", "float_power"}, ew(1));
+           ew(1, 2, OutType::kPromoted, 2));
+  add_rule(t, {"mul",        "mul_",        "multiply",     "multiply_",     "remainder",
+               "remainder_", "fmod",        "fmod_",        "maximum",       "minimum",
+               "fmax",       "fmin",        "floor_divide", "floor_divide_", "bitwise_and",
+               "bitwise_or", "bitwise_xor", "pow",          "pow_",          "float_power"},
+           ew(1, 2));
+  add_rule(t, {"neg",   "neg_",   "negative", "abs",         "abs_",       "sign",
+               "sign_", "sgn",    "sgn_",     "floor",       "floor_",     "ceil",
+               "ceil_", "round",  "round_",   "trunc",       "trunc_",     "frac",
+               "frac_", "square", "square_",  "bitwise_not", "nan_to_num", "nan_to_num_"},
+           ew(1, 1));
   add_rule(t,
-           {"div",         "div_", "divide", "divide_", "true_divide", "true_divide_", "reciprocal",
-            "reciprocal_", "exp",  "exp_",   "exp2",    "exp2_",       "expm1",        "expm1_",
-            "log",         "log_", "log2",   "log2_",   "log10",       "log10_",       "log1p",
-            "log1p_",      "sqrt", "sqrt_",  "rsqrt",   "rsqrt_",      "sin",          "sin_",
-            "cos",         "cos_", "tan",    "tan_",    "sinh",        "cosh",         "asin",
-            "acos",        "atan", "atan2",  "atan2_",  "tanh",        "tanh_",        "sigmoid",
-            "sigmoid_",    "erf",  "erf_",   "erfc",    "erfc_",       "erfinv",       "erfinv_"},
-           ew(1, OutType::kFloat));
+           {"div", "div_", "divide", "divide_", "true_divide", "true_divide_", "atan2", "atan2_"},
+           ew(1, 2, OutType::kFloat));
+  add_rule(t, {"reciprocal", "reciprocal_", "exp",  "exp_",  "exp2",   "exp2_",   "expm1",
+               "expm1_",     "log",         "log_", "log2",  "log2_",  "log10",   "log10_",
+               "log1p",      "log1p_",      "sqrt", "sqrt_", "rsqrt",  "rsqrt_",  "sin",
+               "sin_",       "cos",         "cos_", "tan",   "tan_",   "sinh",    "cosh",
+               "asin",       "acos",        "atan", "tanh",  "tanh_",  "sigmoid", "sigmoid_",
+               "erf",        "erf_",        "erfc", "erfc_", "erfinv", "erfinv_"},
+           ew(1, 1, OutType::kFloat));
   add_rule(t,
-           {"eq",          "eq_",         "ne",    "ne_",   "lt",       "lt_",         "gt",
-            "gt_",         "le",          "le_",   "ge",    "ge_",      "logical_and", "logical_or",
-            "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit"},
-           ew(1, OutType::kBool));
+           {"eq", "eq_", "ne", "ne_", "lt", "lt_", "gt", "gt_", "le", "le_", "ge", "ge_",
+            "logical_and", "logical_or", "logical_xor"},
+           ew(1, 2, OutType::kBool));
+  add_rule(t, {"logical_not", "isnan", "isinf", "isfinite", "signbit"}, ew(1, 1, OutType::kBool));
   add_rule(t, {"where"}, [](const OpCall& c) {
     if (c.inputs.size() == 1) {  // where(condition) is nonzero: reads and writes indices
       const TensorMeta* cond = c.input_tensor(0);
@@ -160,36 +170,34 @@ void add_elementwise_rules(CostTable& t) {
       return make_cost(0, bytes_of(cond),
                        written_bytes(c, numel(cond->shape) * cond->shape.size() * 8.0));
     }
-    return elementwise(c, 1, OutType::kPromoted, -1);
+    return elementwise(c, 1, OutType::kPromoted, -1, 3);
   });
-  add_rule(t, {"masked_fill", "masked_fill_"}, ew(1, OutType::kSelf));
-  add_rule(t, {"addcmul", "addcmul_", "addcdiv", "addcdiv_"}, ew(2, OutType::kPromoted, 3));
-  add_rule(t, {"lerp", "lerp_"}, ew(3));
+  add_rule(t, {"masked_fill", "masked_fill_"}, ew(1, 3, OutType::kSelf));
+  add_rule(t, {"addcmul", "addcmul_", "addcdiv", "addcdiv_"}, ew(2, 3, OutType::kPromoted, 3));
+  add_rule(t, {"lerp", "lerp_"}, ew(3, 3));
 
-  add_rule(t,
-           {"relu", "relu_", "threshold", "threshold_", "threshold_backward", "clamp_min",
-            "clamp_min_", "clamp_max", "clamp_max_"},
-           ew(1));
+  add_rule(t, {"relu", "relu_", "threshold", "threshold_"}, ew(1, 1));
+  add_rule(t, {"threshold_backward", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_"},
+           ew(1, 2));
   add_rule(t, {"clamp", "clamp_", "clip", "clip_"}, clamp);
-  add_rule(t,
-           {"hardtanh", "hardtanh_", "hardtanh_backward", "leaky_relu", "leaky_relu_",
-            "leaky_relu_backward"},
-           ew(2));
-  add_rule(t, {"sigmoid_backward", "tanh_backward"}, ew(3));
-  add_rule(t, {"silu", "silu_"}, ew(2, OutType::kFloat));
-  add_rule(t, {"silu_backward"}, ew(6));
-  add_rule(t, {"gelu", "gelu_"}, ew(5, OutType::kFloat));
-  add_rule(t, {"gelu_backward"}, ew(11));
-  add_rule(t, {"softplus"}, ew(5, OutType::kFloat));
-  add_rule(t, {"softplus_backward"}, ew(6));
-  add_rule(t, {"elu", "elu_"}, ew(4, OutType::kFloat));
-  add_rule(t, {"elu_backward"}, ew(3));
-  add_rule(t, {"hardsigmoid", "hardsigmoid_"}, ew(4));
-  add_rule(t, {"hardswish", "hardswish_"}, ew(5));
-  add_rule(t, {"hardsigmoid_backward"}, ew(3));
-  add_rule(t, {"hardswish_backward"}, ew(4));
+  add_rule(t, {"hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_"}, ew(2, 1));
+  add_rule(t, {"hardtanh_backward", "leaky_relu_backward"}, ew(2, 2));
+  add_rule(t, {"sigmoid_backward", "tanh_backward"}, ew(3, 2));
+  add_rule(t, {"silu", "silu_"}, ew(2, 1, OutType::kFloat));
+  add_rule(t, {"silu_backward"}, ew(6, 2));
+  add_rule(t, {"gelu", "gelu_"}, ew(5, 1, OutType::kFloat));
+  add_rule(t, {"gelu_backward"}, ew(11, 2));
+  add_rule(t, {"softplus"}, ew(5, 1, OutType::kFloat));
+  add_rule(t, {"softplus_backward"}, ew(6, 2));
+  add_rule(t, {"elu", "elu_"}, ew(4, 1, OutType::kFloat));
+  // elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)
+  add_rule(t, {"elu_backward"}, ew(3, 6));
+  add_rule(t, {"hardsigmoid", "hardsigmoid_"}, ew(4, 1));
+  add_rule(t, {"hardswish", "hardswish_"}, ew(5, 1));
+  add_rule(t, {"hardsigmoid_backward"}, ew(3, 2));
+  add_rule(t, {"hardswish_backward"}, ew(4, 2));
   add_rule(t, {"native_dropout"}, native_dropout);
-  add_rule(t, {"native_dropout_backward"}, ew(2, OutType::kSelf));
+  add_rule(t, {"native_dropout_backward"}, ew(2, 2, OutType::kSelf));
 }
 
 }  // namespace plumb::profile::cost

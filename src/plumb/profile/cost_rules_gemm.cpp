@@ -256,7 +256,7 @@ OpCost rnn_cell(const OpCall& call, int gates, double pointwise_per_unit) {
     if (call.input_tensor(i) != nullptr) pointwise += gates * rows * hidden;
   // Outputs: LSTM (h', c'), GRU h', each [B, H] at the input's element size.
   const double state_bytes = rows * hidden * element_size(x->dtype);
-  return make_cost(2 * macs + pointwise, all_input_bytes(call),
+  return make_cost(2 * macs + pointwise, all_input_bytes(call, 6),
                    written_bytes(call, (gates == 4 ? 2 : 1) * state_bytes), macs);
 }
 
@@ -272,7 +272,7 @@ OpCost fused_cell(const OpCall& call, int gates, double pointwise_per_unit) {
     if (call.input_tensor(i) != nullptr) flops += gates * units;
   const double es = element_size(ig->dtype);
   const double computed = gates == 4 ? (2 + 4) * units * es : (1 + 5) * units * es;
-  return make_cost(flops, all_input_bytes(call), written_bytes(call, computed));
+  return make_cost(flops, all_input_bytes(call, 5), written_bytes(call, computed, 5));
 }
 
 // _thnn_fused_lstm_cell_backward(grad_hy?, grad_cy?, cx, cy, workspace, has_bias)
@@ -295,7 +295,8 @@ OpCost fused_cell_backward(const OpCall& call, bool lstm) {
   const double copies = lstm ? 1 : 2;
   const double computed = copies * gate_bytes + units * es +
                           (has_bias ? copies * gates * (units / std::max(rows, 1.0)) * es : 0);
-  return make_cost(flops, all_input_bytes(call), written_bytes(call, computed));
+  const size_t arity = lstm ? 5 : 2;
+  return make_cost(flops, all_input_bytes(call, arity), written_bytes(call, computed, arity));
 }
 
 }  // namespace

@@ -188,8 +188,9 @@ OpCost view_backward(const OpCall& call, bool accumulate) {
   const TensorMeta* g = call.input_tensor(0);
   if (g == nullptr) return {};
   const double n = numel(call.input_ints(1));
-  return make_cost(accumulate ? numel(g->shape) : 0, all_input_bytes(call),
-                   written_bytes(call, n * element_size(g->dtype)));
+  const size_t arity = accumulate ? 4 : 1;  // index_select_backward reads its index at 3
+  return make_cost(accumulate ? numel(g->shape) : 0, all_input_bytes(call, arity),
+                   written_bytes(call, n * element_size(g->dtype), arity));
 }
 
 // ---- Embeddings ----
@@ -287,7 +288,8 @@ OpCost embedding_bag_backward(const OpCall& call, const BagBackward& s) {
   const double computed =
       sparse ? fetched * es + (fetched / std::max(d, 1.0)) * element_size(c10::ScalarType::Long)
              : scalar_at(call, static_cast<size_t>(s.num_weights)).value_or(0) * d * es;
-  return make_cost(flops, all_input_bytes(call), written_bytes(call, computed));
+  const auto arity = static_cast<size_t>(s.psw + 1);
+  return make_cost(flops, all_input_bytes(call, arity), written_bytes(call, computed, arity));
 }
 
 // ---- Sparse tensors ----

@@ -74,13 +74,16 @@ OpCost batch_norm(const OpCall& call, int rm, int training_index, bool fixed_tra
   double written = written_bytes(call, out + (training ? 2 * c * ss : 0));
   // Running statistics are updated in place (not among the outputs).
   if (training) written += bytes_of(mean) + bytes_of(var);
-  return make_cost((training ? 6 : 2) * n, all_input_bytes(call), written);
+  // Tensors read: input, weight, bias and the running statistics when the schema has them.
+  const size_t arity = rm >= 0 ? static_cast<size_t>(rm) + 2 : 3;
+  return make_cost((training ? 6 : 2) * n, all_input_bytes(call, arity), written);
 }
 
 // Positions of a batch norm backward schema; train -1 means always training; mask -1 means
-// no output_mask argument.
+// no output_mask argument; arity as in cost_rules.h.
 struct BnBackward {
   int grad, input, weight, train, mask;
+  size_t arity;
 };
 
 OpCost batch_norm_backward(const OpCall& call, const BnBackward& s) {
@@ -96,12 +99,12 @@ OpCost batch_norm_backward(const OpCall& call, const BnBackward& s) {
   const double per = (need_sum ? 1 : 0) + (need_dot ? 3 : 0) + (mask[0] ? (train ? 5 : 1) : 0);
   const double n = numel(x->shape);
   // Everything is read except the input when no statistic of it is needed.
-  const double read = all_input_bytes(call) - (need_dot ? 0 : bytes_of(x));
+  const double read = all_input_bytes(call, s.arity) - (need_dot ? 0 : bytes_of(x));
   const double c = static_cast<double>(channels_of(*x));
   const double ws = w != nullptr ? element_size(w->dtype) : element_size(x->dtype);
   const double computed =
       (mask[0] ? n * element_size(x->dtype) : 0) + (mask[1] ? c * ws : 0) + (mask[2] ? c * ws : 0);
-  return make_cost(per * n, read, written_bytes(call, computed));
+  return make_cost(per * n, read, written_bytes(call, computed, s.arity));
 }
 
 // native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd) and
@@ -121,7 +124,9 @@ OpCost norm_forward(const OpCall& call, bool group) {
   }
   const double es = element_size(x->dtype);
   const double per = 6 + (w != nullptr ? 1 : 0) + (b != nullptr ? 1 : 0);
-  return make_cost(per * n, all_input_bytes(call), written_bytes(call, n * es + 2 * rows * es));
+  const size_t arity = group ? 3 : 4;
+  return make_cost(per * n, all_input_bytes(call, arity),
+                   written_bytes(call, n * es + 2 * rows * es, arity));
 }
 
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
@@ -287,8 +292,8 @@ OpCost nll_loss_backward(const OpCall& call) {
   const double n = numel(target->shape);
   const double per = 1 + (w != nullptr ? 1 : 0) + (reduction_at(call, 4) == kMean ? 1 : 0);
   // self is passed for its shape only: the kernel zero-fills a grad and scatters N values.
-  const double read = all_input_bytes(call) - bytes_of(x);
-  return make_cost(per * n, read, written_bytes(call, numel(x->shape) * element_size(x->dtype)));
+  const double read = all_input_bytes(call, 7) - bytes_of(x);
+  return make_cost(per * n, read, written_bytes(call, numel(x->shape) * element_size(x->dtype), 7));
 }
 
 // cross_entropy_loss(self, target, weight?, reduction, ignore_index, label_smoothing).
@@ -306,11 +311,12 @@ OpCost cross_entropy(const OpCall& call) {
   if (scalar_at(call, 5).value_or(0.0) != 0) flops += 2 * n;  // label smoothing
   if (red == kMean) flops += 1;
   const double computed = (red == kNone ? rows : 1) * element_size(x->dtype);
-  return make_cost(flops, all_input_bytes(call), written_bytes(call, computed));
+  return make_cost(flops, all_input_bytes(call, 3), written_bytes(call, computed, 3));
 }
 
-// Pointwise losses: `per` FLOPs per input element, `reduction_index` where reduction sits;
-// backward variants write a grad of self's size (self at `self_index`).
+// Pointwise losses: `per` FLOPs per input element, `reduction_index` where reduction sits
+// (every tensor argument comes before it); backward variants write a grad of self's size
+// (self at `self_index`).
 OpCost pointwise_loss(const OpCall& call, size_t self_index, double per, size_t reduction_index,
                       bool backward) {
   const TensorMeta* x = call.input_tensor(self_index);
@@ -326,7 +332,8 @@ OpCost pointwise_loss(const OpCall& call, size_t self_index, double per, size_t 
     if (red != kNone) flops += n + (red == kMean ? 1 : 0);
     if (red != kNone) computed = es;
   }
-  return make_cost(flops, all_input_bytes(call), written_bytes(call, computed));
+  return make_cost(flops, all_input_bytes(call, reduction_index),
+                   written_bytes(call, computed, reduction_index));
 }
 
 // binary_cross_entropy_with_logits(self, target, weight?, pos_weight?, reduction); the
@@ -367,13 +374,13 @@ OpCost ctc(const OpCall& call, bool backward) {
   }
   const double es = element_size(lp->dtype);
   if (backward) {
-    return make_cost(14 * cells + 5 * numel(lp->shape), all_input_bytes(call),
-                     written_bytes(call, numel(lp->shape) * es));
+    return make_cost(14 * cells + 5 * numel(lp->shape), all_input_bytes(call, 7),
+                     written_bytes(call, numel(lp->shape) * es, 7));
   }
   double l_out = l_max;
   for (int64_t l : tgt_len) l_out = std::max(l_out, static_cast<double>(l));
   const double computed = batch * es + batch * t_max * (2 * l_out + 1) * es;
-  return make_cost(10 * cells, all_input_bytes(call), written_bytes(call, computed));
+  return make_cost(10 * cells, all_input_bytes(call, 4), written_bytes(call, computed, 4));
 }
 
 }  // namespace
@@ -396,10 +403,12 @@ void add_nn_rules(CostTable& t) {
   auto bn_bwd = [](BnBackward s) {
     return [s](const OpCall& c) { return batch_norm_backward(c, s); };
   };
-  add_rule(t, {"native_batch_norm_backward", "batch_norm_backward"}, bn_bwd({0, 1, 2, 7, 9}));
-  add_rule(t, {"_batch_norm_impl_index_backward"}, bn_bwd({2, 1, 3, 8, 10}));
+  add_rule(t, {"native_batch_norm_backward"}, bn_bwd({0, 1, 2, 7, 9, 7}));
+  // batch_norm_backward(..., update, eps, output_mask, reserve): the reserve tensor at 10.
+  add_rule(t, {"batch_norm_backward"}, bn_bwd({0, 1, 2, 7, 9, 11}));
+  add_rule(t, {"_batch_norm_impl_index_backward"}, bn_bwd({2, 1, 3, 8, 10, 12}));
   add_rule(t, {"cudnn_batch_norm_backward", "miopen_batch_norm_backward"},
-           bn_bwd({1, 0, 2, -1, -1}));
+           bn_bwd({1, 0, 2, -1, -1, 9}));
   add_rule(t, {"native_layer_norm", "layer_norm"},
            [](const OpCall& c) { return norm_forward(c, false); });
   add_rule(t, {"native_group_norm"}, [](const OpCall& c) { return norm_forward(c, true); });

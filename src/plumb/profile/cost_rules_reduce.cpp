@@ -236,7 +236,7 @@ void add_reduction_rules(CostTable& t) {
     r.value_dtype = dtype_at(c, dtype_index, natural);
     return reduce(c, r);
   });
-  add_rule(t, {"norm", "linalg_vector_norm"}, norm);
+  add_rule(t, {"norm", "native_norm", "linalg_vector_norm"}, norm);
   add_rule(t, {"var"}, [](const OpCall& c) { return var_like(c, false, false); });
   add_rule(t, {"std"}, [](const OpCall& c) { return var_like(c, true, false); });
   add_rule(t, {"var_mean"}, [](const OpCall& c) { return var_like(c, false, true); });

@@ -62,6 +62,10 @@ ArgMeta describe_value(const c10::IValue& v) {
   } else if (v.isTensorList()) {
     a.kind = ArgMeta::Kind::kTensorList;
     for (const at::Tensor& t : v.toTensorList().vec()) a.tensors.push_back(describe_tensor(t));
+  } else if (v.isBoolList()) {
+    // bool[] arguments (convolution_backward's output_mask) as 0/1 integers.
+    a.kind = ArgMeta::Kind::kIntList;
+    for (bool b : v.toBoolList()) a.ints.push_back(b ? 1 : 0);
   } else if (v.isList()) {
     // Optional-tensor lists (index) and int lists arrive as generic lists.
     auto list = v.toListRef();

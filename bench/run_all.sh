@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every benchmark whose figures docs/benchmarks.md reports, one after another (they must
+# not share the CPU), and writes their output to bench-results/ (or $1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-bench-results}"
+mkdir -p "$out"
+bash bench/run_pytorch_compare.sh --rounds 5 | tee "$out/pytorch_compare.txt"
+./build/bench/plumb_bench_observer_overhead resnet50 train 8 2 10 3 | tee "$out/observer_overhead.txt"
+./build/bench/plumb_bench_observer_overhead seq2seq train 8 2 10 3 | tee -a "$out/observer_overhead.txt"
+./build/bench/plumb_bench_gemm_crosscheck | tee "$out/gemm_crosscheck.txt"
+/usr/bin/python3 bench/compare_profiler_flops.py --model resnet50 --mode infer | tee "$out/profiler_flops.txt"
+/usr/bin/python3 bench/compare_profiler_flops.py --model resnet50 --mode train | tee -a "$out/profiler_flops.txt"
