@@ -60,20 +60,28 @@ for evt in prof.key_averages():
     if evt.flops:
         peer_ops_with_flops.add(evt.key)
         k = kind_of(evt.key)
-        peer[k or evt.key] += evt.flops
+        peer["convolution" if k == "convolution" else evt.key] += evt.flops
 
 db = os.path.join(tempfile.mkdtemp(prefix="plumb_flops_"), "p.db")
 out = subprocess.run([args.plumb, "profile", args.model, "--mode", args.mode, "--batch",
                       str(args.batch), "--threads", "1", "--steps", "1", "--by", "op", "--json",
                       "--db", db], check=True, capture_output=True, text=True).stdout
 doc = json.loads(out)
+# Compare the same operator instances: the peer attaches FLOPs to the op the user called
+# (aten::conv2d in forward; aten::addmm, aten::mm, aten::add wherever they run), so plumb's
+# convolution FLOPs are taken from forward rows only, the others by op name in both passes.
 plumb = collections.Counter()
-plumb_categories = set()
 for row in doc["passes"][0]["rows"]:
+    backward = row["name"].endswith(" (backward)")
     name = row["name"].replace(" (backward)", "")
     k = kind_of(name)
-    if k:
+    if k == "convolution" and backward:
+        continue  # the peer does not count convolution_backward
+    if k == "convolution":
         plumb[k] += row["flops"]
+    elif name in peer_ops_with_flops:
+        plumb[name] += row["flops"]
+plumb_categories = set()
 # Categories with FLOPs, from plumb's category view of the same stored profile.
 cat = subprocess.run([args.plumb, "profile", args.model, "--mode", args.mode, "--batch",
                       str(args.batch), "--threads", "1", "--steps", "1", "--by", "category",
@@ -81,24 +89,16 @@ cat = subprocess.run([args.plumb, "profile", args.model, "--mode", args.mode, "-
 for row in json.loads(cat)["passes"][0]["rows"]:
     if row["flops"] > 0:
         plumb_categories.add(row["name"])
-peer_categories = {k for k in peer if k in ("convolution", "matrix multiply", "elementwise mul",
-                                            "elementwise add")}
 peer_category_names = {{"convolution": "Conv", "matrix multiply": "MatMul",
-                        "elementwise mul": "Elementwise", "elementwise add": "Elementwise"}[k]
-                       for k in peer_categories}
+                        "elementwise mul": "Elementwise", "elementwise add": "Elementwise"}[
+                           k if k == "convolution" else kind_of(k)] for k in peer}
 
-print(f"{args.model} {args.mode} batch {args.batch}: FLOPs per kind of operator")
-print("| kind | PyTorch profiler | plumb | plumb / peer |")
+print(f"{args.model} {args.mode} batch {args.batch}: FLOPs of the operators the peer counts")
+print("| operator | PyTorch profiler | plumb | plumb / peer |")
 print("|---|---|---|---|")
-for k in sorted(set(peer) | set(plumb)):
-    if k not in ("convolution", "matrix multiply", "elementwise mul", "elementwise add"):
-        continue
-    p, q = peer.get(k, 0), plumb.get(k, 0)
-    ratio = f"{q / p:.4f}" if p else "-"
-    print(f"| {k} | {p:,.0f} | {q:,.0f} | {ratio} |")
-other_peer = {k: v for k, v in peer.items() if k not in peer_categories}
-if other_peer:
-    print("peer FLOPs on other ops:", dict(other_peer))
+for k in sorted(peer):
+    p, q = peer[k], plumb.get(k, 0)
+    print(f"| {k} | {p:,.0f} | {q:,.0f} | {q / p:.4f} |")
 print(f"\ncategories with FLOPs: PyTorch profiler {len(peer_category_names)} "
       f"({', '.join(sorted(peer_category_names))}); plumb {len(plumb_categories)} "
       f"({', '.join(sorted(plumb_categories))})")

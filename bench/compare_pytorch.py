@@ -25,6 +25,8 @@ parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--max-time", type=float, default=30)
 parser.add_argument("--max-warmup-time", type=float, default=30)
+parser.add_argument("--min-samples", type=int, default=10,
+                    help="plumb (and so PyTorch) measure at least this many steps")
 args = parser.parse_args()
 db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
 
@@ -33,6 +35,7 @@ def run_plumb(model, mode, batch):
     out = subprocess.run([args.plumb, "run", model, "--mode", mode, "--batch", str(batch),
                           "--threads", str(args.threads), "--max-time", str(args.max_time),
                           "--max-warmup-time", str(args.max_warmup_time),
+                          "--min-samples", str(args.min_samples),
                           "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
     j = json.loads(out)
     if j["status"] != "ok":

@@ -4,8 +4,9 @@
 //   Conv2d: output elements x (C_in / groups) x kernel area; Linear: output elements x
 //   in_features; LSTM layer: batch x (|W_ih| + |W_hh|) per call; attention: batch x source
 //   positions x hidden per call (the context bmm).
-// It prints per workload: module-tree MACs, profiled MACs, their ratio, and the conv+matmul
-// FLOPs of the profile divided by 2 x MACs (a MAC is 2 FLOPs; biases add a little).
+// It prints per workload: module-tree MACs, profiled MACs, their ratio, and the FLOPs of the
+// GEMM-like operators (those with MACs) divided by 2 x MACs (a MAC is 2 FLOPs; biases add a
+// little).
 #include <cstdio>
 #include <map>
 #include <string>
@@ -89,7 +90,7 @@ int main() {
     double macs = 0, gemm_flops = 0;
     for (const auto& op : result.profile.ops) {
       macs += op.macs;
-      if (op.category == "Conv" || op.category == "MatMul") gemm_flops += op.flops;
+      if (op.macs > 0) gemm_flops += op.flops;  // GEMM-like ops, whatever their category
     }
     std::printf("%-10s %16.0f %16.0f %10.6f %14.6f\n", w->info.name.c_str(), analytic, macs,
                 macs / analytic, gemm_flops / (2 * macs));

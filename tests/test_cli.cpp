@@ -202,8 +202,10 @@ TEST_F(Cli, ExportCsvAndJson) {
 }
 
 TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
-  Result r = plumb("profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4 "
-                   "--threads 1,2 --steps 2 --max-warmup-time 3 --json --db " + db());
+  Result r = plumb(
+      "profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4 "
+      "--threads 1,2 --steps 2 --max-warmup-time 3 --json --db " +
+      db());
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["passes"].size(), 4u);  // 2 modes x 2 thread counts
@@ -226,9 +228,11 @@ TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
 }
 
 TEST_F(Cli, ProfileByLayerNamesModelLayers) {
-  Result r = plumb("profile seq2seq --mode infer --by layer --batch 2 --set source_vocab=60 "
-                   "--set target_vocab=50 --set embedding=8 --set hidden=8 --set source_len=4 "
-                   "--set target_len=4 --steps 1 --max-warmup-time 2 --json --db " + db());
+  Result r = plumb(
+      "profile seq2seq --mode infer --by layer --batch 2 --set source_vocab=60 "
+      "--set target_vocab=50 --set embedding=8 --set hidden=8 --set source_len=4 "
+      "--set target_len=4 --steps 1 --max-warmup-time 2 --json --db " +
+      db());
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   std::set<std::string> names;

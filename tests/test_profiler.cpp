@@ -6,6 +6,7 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include "fake_workload.h"
 #include "plumb/analysis/breakdown.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/profile/op_observer.h"
@@ -71,8 +72,7 @@ TEST(OpObserver, DetachedObserverRecordsNothing) {
   EXPECT_TRUE(observer.aggregate(1).empty());
 }
 
-class ProfileEveryWorkload
-    : public ::testing::TestWithParam<std::tuple<std::string, Mode>> {};
+class ProfileEveryWorkload : public ::testing::TestWithParam<std::tuple<std::string, Mode>> {};
 
 // DESIGN.md: every op that runs is costed or listed as uncosted; the cost model must cover
 // what the registered workloads execute, so uncosted time stays below 1% of a step.
@@ -100,9 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
     Registered, ProfileEveryWorkload,
     ::testing::Combine(::testing::ValuesIn(workloads::default_registry().names()),
                        ::testing::Values(Mode::kTrain, Mode::kInfer)),
-    [](const auto& p) {
-      return std::get<0>(p.param) + "_" + mode_name(std::get<1>(p.param));
-    });
+    [](const auto& p) { return std::get<0>(p.param) + "_" + mode_name(std::get<1>(p.param)); });
 
 // Conv and linear MACs from an independent count (module shapes from the layer trace) must
 // equal the cost model's MACs of the profiled inference step.
@@ -131,8 +129,8 @@ TEST(Profiler, Resnet50GemmWorkMatchesModuleTree) {
       if (module->as<torch::nn::Sequential>() != nullptr) module = module->children().front();
       if (auto* conv = module->as<torch::nn::Conv2d>()) {
         const auto& k = conv->options.kernel_size();
-        analytic += static_cast<double>(out) * (conv->options.in_channels() / conv->options.groups()) *
-                    (*k)[0] * (*k)[1];
+        analytic += static_cast<double>(out) *
+                    (conv->options.in_channels() / conv->options.groups()) * (*k)[0] * (*k)[1];
       } else if (auto* fc = module->as<torch::nn::Linear>()) {
         analytic += static_cast<double>(out) * fc->options.in_features();
       }
@@ -148,11 +146,29 @@ TEST(Profiler, Resnet50GemmWorkMatchesModuleTree) {
   double macs = 0, gemm_flops = 0;
   for (const auto& op : result.profile.ops) {
     macs += op.macs;
-    if (op.category == "Conv" || op.category == "MatMul") gemm_flops += op.flops;
+    if (op.macs > 0) gemm_flops += op.flops;
   }
   EXPECT_GT(analytic, 0);
   EXPECT_NEAR(macs / analytic, 1.0, 1e-9);
   EXPECT_NEAR(gemm_flops / (2 * analytic), 1.0, 0.005);
+}
+
+// A workload that fails while it is being observed: the partial profile keeps the steps that
+// completed, and the status says why it is incomplete.
+TEST(Profiler, FailureMidProfileIsReportedNotHidden) {
+  // Warm-up takes at least 15 steps (three windows of five); step 20 throws.
+  auto w = testing::fake_workload(testing::Behaviour::kThrow, 20);
+  run::RunOptions o;
+  o.workload = "fake";
+  o.config = w.default_config();
+  auto result = profile::profile_workload(w, o, 5);
+  EXPECT_EQ(result.status, run::RunStatus::kError);
+  EXPECT_EQ(result.message, "boom");
+  ASSERT_GE(result.warmup_s.size(), 15u);
+  ASSERT_LT(result.warmup_s.size(), 19u);
+  const size_t observed = 19 - result.warmup_s.size();  // steps completed after warm-up
+  EXPECT_EQ(result.profiled_s.size(), observed);
+  EXPECT_EQ(result.profile.steps, static_cast<int>(observed));
 }
 
 }  // namespace

@@ -5,54 +5,15 @@
 #include <chrono>
 #include <thread>
 
+#include "fake_workload.h"
 #include "plumb/core/errors.h"
 #include "plumb/run/runner.h"
 
 namespace plumb {
 namespace {
 
-enum class Behaviour { kSteady, kNaN, kThrow, kBadAlloc };
-
-class FakeModel : public Model {
- public:
-  explicit FakeModel(Behaviour b) : behaviour_(b), net_(torch::nn::Linear(2, 2)) {}
-  torch::nn::Module& module() override { return *net_; }
-  Batch make_batch() override { return {{torch::zeros({1})}, 4.0}; }
-  double train_step(const Batch&) override { return step(); }
-  double infer_step(const Batch&) override { return step(); }
-
- private:
-  double step() {
-    ++calls_;
-    // The first iterations are slow (a cold start), then constant: what warm-up must skip.
-    const int micros = calls_ <= 3 ? 6000 : 2000;
-    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
-    while (std::chrono::steady_clock::now() < until) {
-    }
-    if (behaviour_ == Behaviour::kNaN && calls_ == 20) return std::nan("");
-    if (behaviour_ == Behaviour::kThrow && calls_ == 5) throw std::runtime_error("boom");
-    if (behaviour_ == Behaviour::kBadAlloc && calls_ == 5) throw std::bad_alloc();
-    return 1.0;
-  }
-  Behaviour behaviour_;
-  int calls_ = 0;
-  torch::nn::Linear net_;
-};
-
-Workload fake_workload(Behaviour b) {
-  Workload w;
-  w.info = {"fake", {"test"}, "test", "scripted steps", "none", "samples/s", 1, {}};
-  w.default_config = [] {
-    Config c;
-    c.add_int("batch", 4, "batch");
-    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
-    return c;
-  };
-  w.build = [b](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
-    return std::make_unique<FakeModel>(b);
-  };
-  return w;
-}
+using testing::Behaviour;
+using testing::fake_workload;
 
 run::RunOptions options_for(const Workload& w) {
   run::RunOptions o;

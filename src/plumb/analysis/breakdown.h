@@ -25,17 +25,17 @@ struct BreakdownRow {
   double bytes = 0;         // bytes read + written per step
   double gflops_per_s = 0;  // flops / time_s / 1e9 (0 when time is 0)
   double gbytes_per_s = 0;
-  double intensity = 0;     // flops / bytes (FLOPs per byte; 0 when bytes is 0)
+  double intensity = 0;        // flops / bytes (FLOPs per byte; 0 when bytes is 0)
   double uncosted_time_s = 0;  // part of time_s spent in uncosted leaf operators
 };
 
 struct Breakdown {
   std::vector<BreakdownRow> rows;  // sorted by time_s, descending
   double step_s = 0;
-  double op_time_s = 0;            // sum of rows' time_s
-  double overhead_s = 0;           // step_s - op_time_s (framework time outside operators)
-  double uncosted_time_s = 0;      // total time in uncosted leaf operators
-  double uncosted_share = 0;       // uncosted_time_s / step_s
+  double op_time_s = 0;                   // sum of rows' time_s
+  double overhead_s = 0;                  // step_s - op_time_s (framework time outside operators)
+  double uncosted_time_s = 0;             // total time in uncosted leaf operators
+  double uncosted_share = 0;              // uncosted_time_s / step_s
   std::vector<std::string> uncosted_ops;  // names of uncosted leaf operators, by time
 };
 
@@ -64,12 +64,12 @@ ModeComparison compare_modes(const profile::StepProfile& train, const profile::S
 
 // Fathom Fig. 6 / Amdahl: the same workload profiled at several thread counts.
 struct ScalingFit {
-  std::string name;              // category name, or "step" for the whole step
-  std::vector<int> threads;      // ascending
-  std::vector<double> time_s;    // per thread count
-  std::vector<double> speedup;   // time at the smallest count / time at each count
-  double serial_fraction = 0;    // least-squares Amdahl fit, clamped to [0, 1]
-  double r_squared = 0;          // of the fit on the speedups (1 when exact)
+  std::string name;             // category name, or "step" for the whole step
+  std::vector<int> threads;     // ascending
+  std::vector<double> time_s;   // per thread count
+  std::vector<double> speedup;  // time at the smallest count / time at each count
+  double serial_fraction = 0;   // least-squares Amdahl fit, clamped to [0, 1]
+  double r_squared = 0;         // of the fit on the speedups (1 when exact)
 };
 // Fits time(p) = t1 * (f + (1 - f) * p1 / p) where p1 is the smallest thread count.
 // Needs >= 2 distinct thread counts (throws UsageError otherwise).

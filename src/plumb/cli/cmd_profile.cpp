@@ -16,9 +16,10 @@
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
-#include "plumb/core/errors.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
@@ -35,9 +36,6 @@ struct ProfileFlags {
   int steps = 3;
 };
 
-nlohmann::ordered_json number(double x) {
-  return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
-}
 
 nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupBy by, size_t top) {
   const auto& r = p.result;
@@ -49,7 +47,7 @@ nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupB
   j["message"] = r.message;
   j["command"] = r.command;
   j["steps"] = r.profile.steps;
-  j["step_s"] = number(r.profile.step_s);
+  j["step_s"] = json_number(r.profile.step_s);
   if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
   const auto b = analysis::breakdown(r.profile, by);
   const auto curve = analysis::cumulative_curve(r.profile);
@@ -58,13 +56,13 @@ nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupB
     flops += row.flops;
     bytes += row.bytes;
   }
-  j["op_time_s"] = number(b.op_time_s);
-  j["overhead_s"] = number(b.overhead_s);
-  j["cpu_utilization"] = number(r.profile.cpu_utilization);
+  j["op_time_s"] = json_number(b.op_time_s);
+  j["overhead_s"] = json_number(b.overhead_s);
+  j["cpu_utilization"] = json_number(r.profile.cpu_utilization);
   j["flops"] = flops;
   j["bytes"] = bytes;
   j["uncosted_time_s"] = b.uncosted_time_s;
-  j["uncosted_share"] = number(b.uncosted_share);
+  j["uncosted_share"] = json_number(b.uncosted_share);
   j["uncosted_ops"] = b.uncosted_ops;
   j["ops_for_90_percent"] = curve.count_for_90;
   j["rows"] = nlohmann::ordered_json::array();
@@ -72,7 +70,7 @@ nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupB
     const auto& row = b.rows[i];
     j["rows"].push_back({{"name", row.name},
                          {"time_s", row.time_s},
-                         {"time_share", number(row.time_share)},
+                         {"time_share", json_number(row.time_share)},
                          {"calls", row.calls},
                          {"flops", row.flops},
                          {"bytes", row.bytes},
@@ -83,8 +81,8 @@ nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupB
   }
   nlohmann::ordered_json cum = nlohmann::ordered_json::array();
   for (size_t i = 0; i < curve.names.size(); ++i)
-    cum.push_back({{"name", curve.names[i]}, {"share", curve.share[i]},
-                   {"cumulative", curve.cumulative[i]}});
+    cum.push_back(
+        {{"name", curve.names[i]}, {"share", curve.share[i]}, {"cumulative", curve.cumulative[i]}});
   j["cumulative"] = cum;
   return j;
 }
@@ -116,16 +114,21 @@ void print_pass(const store::StoredProfile& p, analysis::GroupBy by, size_t top)
       "{} operator types cover 90% of operator time (of {}); uncosted operators: {} of the step"
       "{}; CPU utilisation {}\n",
       curve.count_for_90, curve.names.size(), format_percent(b.uncosted_share),
-      b.uncosted_ops.empty() ? "" : " (" + b.uncosted_ops.front() + (b.uncosted_ops.size() > 1 ? ", ..." : "") + ")",
+      b.uncosted_ops.empty()
+          ? ""
+          : " (" + b.uncosted_ops.front() + (b.uncosted_ops.size() > 1 ? ", ..." : "") + ")",
       format_percent(r.profile.cpu_utilization));
 }
 
 nlohmann::ordered_json scaling_json(const std::vector<analysis::ScalingFit>& fits) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& f : fits)
-    out.push_back({{"name", f.name}, {"threads", f.threads}, {"time_s", f.time_s},
-                   {"speedup", f.speedup}, {"serial_fraction", f.serial_fraction},
-                   {"r_squared", number(f.r_squared)}});
+    out.push_back({{"name", f.name},
+                   {"threads", f.threads},
+                   {"time_s", f.time_s},
+                   {"speedup", f.speedup},
+                   {"serial_fraction", f.serial_fraction},
+                   {"r_squared", json_number(f.r_squared)}});
   return out;
 }
 
@@ -179,7 +182,8 @@ void add_profile_command(CLI::App& app, int& exit_code) {
     const auto by = analysis::parse_group_by(flags->by);
     const auto thread_list = parse_positive_int_list("--threads", flags->threads);
     std::vector<Mode> modes;
-    for (const auto& m : parse_name_list("--mode", flags->measure.mode)) modes.push_back(parse_mode(m));
+    for (const auto& m : parse_name_list("--mode", flags->measure.mode))
+      modes.push_back(parse_mode(m));
     if (flags->steps < 1) throw UsageError("--steps must be at least 1");
     const Config config = resolve_config(w, *overrides);
     std::vector<run::RunOptions> plan;
@@ -191,14 +195,14 @@ void add_profile_command(CLI::App& app, int& exit_code) {
       }
     }
     auto db = store::ResultsStore::open(flags->measure.db);
-    const std::string group = fmt::format("{}-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
+    const std::string group =
+        fmt::format("{}-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
     for (const auto& o : plan) {
       std::cerr << fmt::format("profiling {} {} batch {} threads {} ...\n", w.info.name,
                                mode_name(o.mode), o.config.get_int("batch"), o.threads);
       auto env = platform::capture_environment(o.threads, o.device);
-      auto result = profile::profile_workload(w, o, flags->steps, [&](const std::string& line) {
-        std::cerr << "  " << line << '\n';
-      });
+      auto result = profile::profile_workload(
+          w, o, flags->steps, [&](const std::string& line) { std::cerr << "  " << line << '\n'; });
       for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
       db->save_profile(o, result, env, group, flags->measure.tag);
       if (result.status != run::RunStatus::kOk) exit_code = 1;
@@ -223,7 +227,8 @@ void add_profile_command(CLI::App& app, int& exit_code) {
         threads.push_back(p.threads);
         profiles.push_back(p.result.profile);
       }
-      if (threads.size() >= 2) scaling.emplace_back(mode_name(m), analysis::thread_scaling(threads, profiles));
+      if (threads.size() >= 2)
+        scaling.emplace_back(mode_name(m), analysis::thread_scaling(threads, profiles));
     }
     out["scaling"] = nlohmann::ordered_json::object();
     for (const auto& [mode, fits] : scaling) out["scaling"][mode] = scaling_json(fits);
@@ -233,10 +238,11 @@ void add_profile_command(CLI::App& app, int& exit_code) {
     if (train != nullptr && infer != nullptr) {
       modes_cmp = analysis::compare_modes(train->result.profile, infer->result.profile);
       nlohmann::ordered_json shares = nlohmann::ordered_json::object();
-      for (const auto& [cat, s] : modes_cmp->category_share) shares[cat] = {{"train", s.first}, {"infer", s.second}};
+      for (const auto& [cat, s] : modes_cmp->category_share)
+        shares[cat] = {{"train", s.first}, {"infer", s.second}};
       out["train_vs_infer"] = {{"train_step_s", modes_cmp->train_step_s},
                                {"infer_step_s", modes_cmp->infer_step_s},
-                               {"step_ratio", number(modes_cmp->step_ratio)},
+                               {"step_ratio", json_number(modes_cmp->step_ratio)},
                                {"category_share", shares}};
     }
     if (flags->measure.json) {

@@ -15,9 +15,10 @@ std::vector<std::string> parse_name_list(const std::string& option, const std::s
   std::vector<std::string> out;
   for (const auto& item : split(text, ',')) {
     if (item.empty())
-      throw UsageError(fmt::format("{} has an empty item in '{}'; separate values with single "
-                                   "commas, e.g. {} 1,2",
-                                   option, text, option));
+      throw UsageError(
+          fmt::format("{} has an empty item in '{}'; separate values with single "
+                      "commas, e.g. {} 1,2",
+                      option, text, option));
     if (std::find(out.begin(), out.end(), item) != out.end())
       throw UsageError(fmt::format("{} lists '{}' twice; give each value once", option, item));
     out.push_back(item);

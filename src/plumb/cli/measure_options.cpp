@@ -21,8 +21,7 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
         ->capture_default_str();
     cmd.add_option("--max-iters", o.max_iterations, "Measurement iteration budget per run")
         ->capture_default_str();
-    cmd.add_option("--min-samples", o.min_samples,
-                   "Measured iterations before the CI may stop it")
+    cmd.add_option("--min-samples", o.min_samples, "Measured iterations before the CI may stop it")
         ->capture_default_str();
   }
   cmd.add_option("--max-warmup-time", o.max_warmup_s,

@@ -33,8 +33,9 @@ const TensorMeta* OpCall::input_tensor(size_t i) const {
 std::vector<int64_t> OpCall::input_ints(size_t i) const {
   if (i >= inputs.size()) return {};
   const ArgMeta& a = inputs[i];
-  return (a.kind == ArgMeta::Kind::kInt || a.kind == ArgMeta::Kind::kIntList) ? a.ints
-                                                                              : std::vector<int64_t>{};
+  return (a.kind == ArgMeta::Kind::kInt || a.kind == ArgMeta::Kind::kIntList)
+             ? a.ints
+             : std::vector<int64_t>{};
 }
 
 namespace {
@@ -131,12 +132,20 @@ std::string signature(const OpCall& call) {
       case ArgMeta::Kind::kInt:
       case ArgMeta::Kind::kIntList:
         s += 'i';
-        for (size_t i = 0; i < a.ints.size(); ++i) s += (i > 0 ? "," : "") + std::to_string(a.ints[i]);
+        for (size_t i = 0; i < a.ints.size(); ++i)
+          s += (i > 0 ? "," : "") + std::to_string(a.ints[i]);
         break;
-      case ArgMeta::Kind::kDouble: s += fmt::format("d{}", a.real); break;
-      case ArgMeta::Kind::kBool: s += a.flag ? "T" : "F"; break;
-      case ArgMeta::Kind::kOther: s += '?'; break;
-      case ArgMeta::Kind::kNone: break;
+      case ArgMeta::Kind::kDouble:
+        s += fmt::format("d{}", a.real);
+        break;
+      case ArgMeta::Kind::kBool:
+        s += a.flag ? "T" : "F";
+        break;
+      case ArgMeta::Kind::kOther:
+        s += '?';
+        break;
+      case ArgMeta::Kind::kNone:
+        break;
     }
   }
   return s;

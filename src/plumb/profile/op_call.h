@@ -15,7 +15,7 @@ namespace plumb::profile {
 struct TensorMeta {
   std::vector<int64_t> shape;
   c10::ScalarType dtype = c10::ScalarType::Undefined;
-  bool sparse = false;  // sparse COO gradient (embedding): shape is the dense shape
+  bool sparse = false;     // sparse COO gradient (embedding): shape is the dense shape
   int64_t sparse_nnz = 0;  // number of specified rows for sparse tensors
 
   bool defined() const { return dtype != c10::ScalarType::Undefined; }
@@ -36,8 +36,8 @@ struct ArgMeta {
 };
 
 struct OpCall {
-  std::string name;               // "aten::addmm"
-  std::vector<ArgMeta> inputs;    // positional, as the operator schema lists them
+  std::string name;             // "aten::addmm"
+  std::vector<ArgMeta> inputs;  // positional, as the operator schema lists them
   std::vector<TensorMeta> outputs;
 
   // The i-th input tensor's metadata, or nullptr when absent / not a tensor.

@@ -103,29 +103,42 @@ std::string base_name(const std::string& op) {
 
 const char* category_name(OpCategory c) {
   switch (c) {
-    case OpCategory::kConv: return "Conv";
-    case OpCategory::kMatMul: return "MatMul";
-    case OpCategory::kElementwise: return "Elementwise";
-    case OpCategory::kActivation: return "Activation";
-    case OpCategory::kNormalization: return "Normalization";
-    case OpCategory::kPooling: return "Pooling";
-    case OpCategory::kReduction: return "Reduction";
-    case OpCategory::kSoftmaxLoss: return "Softmax/Loss";
-    case OpCategory::kEmbedding: return "Embedding";
-    case OpCategory::kRecurrent: return "Recurrent";
-    case OpCategory::kDataMovement: return "Data movement";
-    case OpCategory::kOptimizer: return "Optimizer update";
-    case OpCategory::kOther: return "Other";
+    case OpCategory::kConv:
+      return "Conv";
+    case OpCategory::kMatMul:
+      return "MatMul";
+    case OpCategory::kElementwise:
+      return "Elementwise";
+    case OpCategory::kActivation:
+      return "Activation";
+    case OpCategory::kNormalization:
+      return "Normalization";
+    case OpCategory::kPooling:
+      return "Pooling";
+    case OpCategory::kReduction:
+      return "Reduction";
+    case OpCategory::kSoftmaxLoss:
+      return "Softmax/Loss";
+    case OpCategory::kEmbedding:
+      return "Embedding";
+    case OpCategory::kRecurrent:
+      return "Recurrent";
+    case OpCategory::kDataMovement:
+      return "Data movement";
+    case OpCategory::kOptimizer:
+      return "Optimizer update";
+    case OpCategory::kOther:
+      return "Other";
   }
   return "Other";
 }
 
 const std::vector<OpCategory>& all_categories() {
   static const std::vector<OpCategory> all = {
-      OpCategory::kConv,          OpCategory::kMatMul,      OpCategory::kElementwise,
-      OpCategory::kActivation,    OpCategory::kNormalization, OpCategory::kPooling,
-      OpCategory::kReduction,     OpCategory::kSoftmaxLoss, OpCategory::kEmbedding,
-      OpCategory::kRecurrent,     OpCategory::kDataMovement, OpCategory::kOptimizer,
+      OpCategory::kConv,       OpCategory::kMatMul,        OpCategory::kElementwise,
+      OpCategory::kActivation, OpCategory::kNormalization, OpCategory::kPooling,
+      OpCategory::kReduction,  OpCategory::kSoftmaxLoss,   OpCategory::kEmbedding,
+      OpCategory::kRecurrent,  OpCategory::kDataMovement,  OpCategory::kOptimizer,
       OpCategory::kOther};
   return all;
 }

@@ -16,11 +16,11 @@ namespace {
 // One open RecordFunction on this thread: an operator / autograd node, or a layer scope.
 struct Frame {
   bool user_scope = false;
-  bool backward = false;  // inside an autograd node
+  bool backward = false;       // inside an autograd node
   bool autograd_node = false;  // the node itself (or the engine's wrapper around it)
-  std::string layer;      // layer in effect inside this frame
+  std::string layer;           // layer in effect inside this frame
   int64_t start_ns = 0;
-  int64_t child_ns = 0;   // inclusive time of direct child operators
+  int64_t child_ns = 0;      // inclusive time of direct child operators
   bool below_flops = false;  // an operator below this one did arithmetic ...
   bool below_bytes = false;  // ... or moved data (by the cost model)
   OpObserver::Key key;
@@ -152,7 +152,9 @@ size_t OpObserver::KeyHash::operator()(const Key& k) const {
 
 OpObserver::OpObserver() = default;
 
-OpObserver::~OpObserver() { detach(); }
+OpObserver::~OpObserver() {
+  detach();
+}
 
 void OpObserver::attach() {
   PLUMB_ASSERT(g_attached == nullptr, "an OpObserver is already attached");

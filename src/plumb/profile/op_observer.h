@@ -56,8 +56,8 @@ class OpObserver {
     size_t operator()(const Key& k) const;
   };
   struct Totals {
-    OpCall call;            // one representative call (same signature => same cost)
-    OpCost cost;            // of `call`, computed once per key
+    OpCall call;  // one representative call (same signature => same cost)
+    OpCost cost;  // of `call`, computed once per key
     int64_t calls = 0;
     int64_t self_ns = 0;
     int64_t inclusive_ns = 0;

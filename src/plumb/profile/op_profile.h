@@ -20,27 +20,27 @@ inline constexpr const char* kUncosted = "uncosted";
 inline constexpr const char* kComposite = "composite";
 
 struct OpStat {
-  std::string name;       // "aten::mkldnn_convolution", "ConvolutionBackward0"
-  std::string scope;      // "forward" or "backward"
-  std::string layer;      // module path of the innermost named layer ("" when none)
-  std::string category;   // category_name(...)
-  std::string kind;       // kCosted, kUncosted or kComposite
-  std::string signature;  // input shapes/dtypes/arguments (see op_call.h)
-  double calls = 0;       // per step
-  double self_s = 0;      // per step: inclusive minus time in child operators
-  double inclusive_s = 0; // per step
-  double flops = 0;       // per step (0 unless costed)
-  double macs = 0;        // per step, GEMM-like operators only
-  double bytes_read = 0;  // per step
+  std::string name;        // "aten::mkldnn_convolution", "ConvolutionBackward0"
+  std::string scope;       // "forward" or "backward"
+  std::string layer;       // module path of the innermost named layer ("" when none)
+  std::string category;    // category_name(...)
+  std::string kind;        // kCosted, kUncosted or kComposite
+  std::string signature;   // input shapes/dtypes/arguments (see op_call.h)
+  double calls = 0;        // per step
+  double self_s = 0;       // per step: inclusive minus time in child operators
+  double inclusive_s = 0;  // per step
+  double flops = 0;        // per step (0 unless costed)
+  double macs = 0;         // per step, GEMM-like operators only
+  double bytes_read = 0;   // per step
   double bytes_written = 0;
 };
 
 struct StepProfile {
   std::vector<OpStat> ops;
-  int steps = 0;            // profiled steps the figures are averaged over
-  double step_s = 0;        // mean wall time of a profiled step (observer attached)
-  double op_self_s = 0;     // sum of self time of all operators, per step
-  double overhead_s = 0;    // step_s - op_self_s: time outside any operator (framework)
+  int steps = 0;          // profiled steps the figures are averaged over
+  double step_s = 0;      // mean wall time of a profiled step (observer attached)
+  double op_self_s = 0;   // sum of self time of all operators, per step
+  double overhead_s = 0;  // step_s - op_self_s: time outside any operator (framework)
   double cpu_utilization = 0;
 };
 

@@ -77,10 +77,11 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
   p.profile.op_self_s = observer.total_self_seconds() / p.profile.steps;
   p.profile.overhead_s = p.profile.step_s - p.profile.op_self_s;
   if (progress)
-    progress(fmt::format("profiled {} step(s) at {} thread(s): {:.1f} ms per step, {:.1f}% in "
-                         "operators",
-                         p.profile.steps, o.threads, 1e3 * p.profile.step_s,
-                         100 * p.profile.op_self_s / p.profile.step_s));
+    progress(
+        fmt::format("profiled {} step(s) at {} thread(s): {:.1f} ms per step, {:.1f}% in "
+                    "operators",
+                    p.profile.steps, o.threads, 1e3 * p.profile.step_s,
+                    100 * p.profile.op_self_s / p.profile.step_s));
   return p;
 }
 

@@ -15,8 +15,8 @@ namespace plumb::profile {
 
 struct ProfileResult {
   run::RunStatus status = run::RunStatus::kOk;
-  std::string message;             // why, when status != ok (the profile is then incomplete)
-  std::string command;             // plumb profile command that reproduces it
+  std::string message;  // why, when status != ok (the profile is then incomplete)
+  std::string command;  // plumb profile command that reproduces it
   std::string started_at;
   int threads = 1;
   std::vector<double> warmup_s;    // warm-up iterations (observer detached)
@@ -29,7 +29,7 @@ struct ProfileResult {
 };
 
 // `options.threads` is the one thread count of this pass; `steps` observed steps.
-ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options,
-                               int steps, const run::ProgressFn& progress = {});
+ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options, int steps,
+                               const run::ProgressFn& progress = {});
 
 }  // namespace plumb::profile

@@ -96,7 +96,8 @@ void validate_options(const RunOptions& o) {
   if (o.max_iterations == 0 || o.min_samples == 0)
     throw UsageError("--max-iters and --min-samples must be at least 1");
   if (!(o.max_warmup_s > 0))
-    throw UsageError(fmt::format("--max-warmup-time must be positive seconds, got {}", o.max_warmup_s));
+    throw UsageError(
+        fmt::format("--max-warmup-time must be positive seconds, got {}", o.max_warmup_s));
   if (o.steady.window < 2)
     throw UsageError(fmt::format("--warmup-window must be at least 2, got {}", o.steady.window));
   if (o.config.get_int("batch") <= 0) throw UsageError("--batch must be at least 1");

@@ -34,7 +34,9 @@ bool is_out_of_memory(const std::string& what) {
 }
 
 // First line of a (possibly long, multi-line) LibTorch error message.
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
 
 }  // namespace
 

@@ -7,18 +7,10 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::store {
-namespace {
-
-// Undefined statistics are NaN in memory and null in JSON (never a made-up 0).
-nlohmann::ordered_json number_or_null(double x) {
-  if (std::isnan(x)) return nullptr;
-  return x;
-}
-
-}  // namespace
 
 nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   const run::RunResult& res = r.result;
@@ -35,26 +27,26 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["message"] = res.message;
   j["command"] = res.command;
   j["started_at"] = res.started_at;
-  j["throughput"] = number_or_null(res.throughput);
+  j["throughput"] = json_number(res.throughput);
   j["throughput_unit"] = res.throughput_unit;
-  j["step_time"] = {{"mean", number_or_null(s.mean)},
-                    {"median", number_or_null(s.median)},
-                    {"min", number_or_null(s.min)},
-                    {"p5", number_or_null(s.p5)},
-                    {"p95", number_or_null(s.p95)},
-                    {"max", number_or_null(s.max)},
-                    {"stddev", number_or_null(s.stddev)},
-                    {"cv", number_or_null(s.cv)},
-                    {"ci_rel", number_or_null(s.ci_rel)},
-                    {"ci_half_width", number_or_null(s.ci_half_width)},
+  j["step_time"] = {{"mean", json_number(s.mean)},
+                    {"median", json_number(s.median)},
+                    {"min", json_number(s.min)},
+                    {"p5", json_number(s.p5)},
+                    {"p95", json_number(s.p95)},
+                    {"max", json_number(s.max)},
+                    {"stddev", json_number(s.stddev)},
+                    {"cv", json_number(s.cv)},
+                    {"ci_rel", json_number(s.ci_rel)},
+                    {"ci_half_width", json_number(s.ci_half_width)},
                     {"n", s.n}};
-  j["latency"] = {{"p50", number_or_null(s.p50)},
-                  {"p90", number_or_null(s.p90)},
-                  {"p99", number_or_null(s.p99)}};
+  j["latency"] = {{"p50", json_number(s.p50)},
+                  {"p90", json_number(s.p90)},
+                  {"p99", json_number(s.p99)}};
   j["warmup_iterations"] = r.warmup_iterations;
   j["steady_detected"] = res.steady_detected;
   j["target_met"] = res.target_met;
-  j["cpu_utilization"] = number_or_null(res.cpu_utilization);
+  j["cpu_utilization"] = json_number(res.cpu_utilization);
   j["config"] = r.config;
   j["environment"] = platform::to_json(r.environment);
   j["warnings"] = res.warnings;

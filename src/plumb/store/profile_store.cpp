@@ -15,17 +15,8 @@ std::vector<double> doubles_from_json(const std::string& text) {
 
 StoredProfile read_profile_row(const SQLite::Statement& st) {
   StoredProfile p;
-  p.id = st.getColumn("id").getInt64();
+  detail::read_record_columns(st, p);
   p.group = st.getColumn("group_id").getString();
-  p.workload = st.getColumn("workload").getString();
-  p.mode = st.getColumn("mode").getString();
-  p.batch = st.getColumn("batch").getInt64();
-  p.threads = st.getColumn("threads").getInt();
-  p.device = st.getColumn("device").getString();
-  p.tag = st.getColumn("tag").getString();
-  p.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
-  p.environment =
-      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
   profile::ProfileResult& r = p.result;
   r.status = detail::status_from_name(st.getColumn("status").getString());
   r.message = st.getColumn("message").getString();

@@ -47,17 +47,8 @@ void initialise(SQLite::Database& db, const std::string& path) {
 
 StoredRun read_run_row(const SQLite::Statement& st) {
   StoredRun r;
-  r.id = st.getColumn("id").getInt64();
-  r.workload = st.getColumn("workload").getString();
-  r.mode = st.getColumn("mode").getString();
-  r.batch = st.getColumn("batch").getInt64();
-  r.threads = st.getColumn("threads").getInt();
-  r.device = st.getColumn("device").getString();
-  r.tag = st.getColumn("tag").getString();
-  r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
+  detail::read_record_columns(st, r);
   r.warmup_iterations = st.getColumn("warmup_iterations").getInt64();
-  r.environment =
-      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
 
   run::RunResult& res = r.result;
   res.status = status_from_name(st.getColumn("status").getString());

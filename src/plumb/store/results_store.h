@@ -31,8 +31,8 @@ namespace plumb::store {
 inline constexpr int kSchemaVersion = 2;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
-// A run as read back from the store.
-struct StoredRun {
+// What every stored record (run or profile) says about what was executed, and where.
+struct StoredRecord {
   int64_t id = 0;
   std::string workload;
   std::string mode;  // "train" | "infer"
@@ -41,24 +41,19 @@ struct StoredRun {
   std::string device;
   std::string tag;
   nlohmann::ordered_json config;  // resolved workload config
-  int64_t warmup_iterations = 0;  // known even when samples are not loaded
-  run::RunResult result;          // samples empty unless loaded with samples
   platform::Environment environment;
 };
 
+// A run as read back from the store.
+struct StoredRun : StoredRecord {
+  int64_t warmup_iterations = 0;  // known even when samples are not loaded
+  run::RunResult result;          // samples empty unless loaded with samples
+};
+
 // A profiling pass as read back from the store (operator rows included).
-struct StoredProfile {
-  int64_t id = 0;
+struct StoredProfile : StoredRecord {
   std::string group;  // shared by the passes of one `plumb profile` call
-  std::string workload;
-  std::string mode;
-  int64_t batch = 0;
-  int threads = 0;
-  std::string device;
-  std::string tag;
-  nlohmann::ordered_json config;
   profile::ProfileResult result;
-  platform::Environment environment;
 };
 
 class ResultsStore {

@@ -4,10 +4,11 @@
 #include <limits>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "plumb/core/errors.h"
+#include "plumb/store/results_store.h"
 
 namespace plumb::store::detail {
 
@@ -69,6 +70,19 @@ run::RunStatus status_from_name(const std::string& name) {
   return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
 }
 
+void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
+  r.id = st.getColumn("id").getInt64();
+  r.workload = st.getColumn("workload").getString();
+  r.mode = st.getColumn("mode").getString();
+  r.batch = st.getColumn("batch").getInt64();
+  r.threads = st.getColumn("threads").getInt();
+  r.device = st.getColumn("device").getString();
+  r.tag = st.getColumn("tag").getString();
+  r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
+  r.environment =
+      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
+}
+
 void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                         const std::string& path) {
   const int code = e.getErrorCode();
@@ -82,8 +96,7 @@ void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
     throw UsageError(message +
                      "; the store was opened read-only or its file is not writable: fix "
                      "permissions or pass another --db");
-  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN ||
-      code == SQLITE_PERM)
+  if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
     throw UsageError(message + "; free disk space or fix permissions, or pass another --db");
   throw std::runtime_error(message);
 }

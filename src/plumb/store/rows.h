@@ -16,6 +16,10 @@
 #include "plumb/platform/environment.h"
 #include "plumb/run/run_result.h"
 
+namespace plumb::store {
+struct StoredRecord;
+}
+
 namespace plumb::store::detail {
 
 // One row to insert, each column named next to its value: the INSERT statement is generated
@@ -73,6 +77,10 @@ int64_t save_environment(SQLite::Database& db, const platform::Environment& env)
 void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
                   const std::vector<double>& seconds);
 run::RunStatus status_from_name(const std::string& name);
+
+// Reads the columns every record table shares (id, workload, mode, batch, threads, device,
+// tag, config_json) and the joined environment JSON (column env_json).
+void read_record_columns(const SQLite::Statement& st, store::StoredRecord& record);
 
 // Throws for a failed write of `what` ("run of resnet50"): UsageError for conditions the user
 // can fix (locked, read-only, disk full), std::runtime_error for anything else (a plumb bug).

@@ -85,7 +85,7 @@ class VaeModel : public Model {
       LayerScope scope("loss");
       auto bce = torch::binary_cross_entropy_with_logits(out.logits, x, {}, {},
                                                          at::Reduction::None)
-                     .sum(1);                                                        // [B]
+                     .sum(1);                                                         // [B]
       auto kl = -0.5 * (1 + out.log_var - out.mu.pow(2) - out.log_var.exp()).sum(1);  // [B]
       loss = scope.output((bce + kl).mean());
     }

@@ -103,7 +103,7 @@ struct ResNetImpl : nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     auto out = run_layer("bn1", bn1, run_layer("conv1", conv1, x));  // [B,64,112,112]
     out.relu_();
-    out = run_layer("maxpool", maxpool, out);                                     // [B,64,56,56]
+    out = run_layer("maxpool", maxpool, out);   // [B,64,56,56]
     for (size_t i = 0; i < stages.size(); ++i)  // -> [B,256,56,56] .. [B,2048,7,7]
       out = run_layer("layer" + std::to_string(i + 1), stages[i], out);
     {
