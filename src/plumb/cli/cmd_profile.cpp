@@ -36,7 +36,6 @@ struct ProfileFlags {
   int steps = 3;
 };
 
-
 nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupBy by, size_t top) {
   const auto& r = p.result;
   nlohmann::ordered_json j;

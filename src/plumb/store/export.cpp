@@ -40,9 +40,8 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
                     {"ci_rel", json_number(s.ci_rel)},
                     {"ci_half_width", json_number(s.ci_half_width)},
                     {"n", s.n}};
-  j["latency"] = {{"p50", json_number(s.p50)},
-                  {"p90", json_number(s.p90)},
-                  {"p99", json_number(s.p99)}};
+  j["latency"] = {
+      {"p50", json_number(s.p50)}, {"p90", json_number(s.p90)}, {"p99", json_number(s.p99)}};
   j["warmup_iterations"] = r.warmup_iterations;
   j["steady_detected"] = res.steady_detected;
   j["target_met"] = res.target_met;
