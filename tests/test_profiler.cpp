@@ -24,6 +24,47 @@ const profile::OpStat* find_op(const std::vector<profile::OpStat>& ops, const st
   return nullptr;
 }
 
+// The observer groups calls by hash_inputs on its hot path and labels each group with
+// signature(): the two must agree, or calls with different costs would share one group.
+TEST(OpObserver, InputHashSeparatesExactlyWhatTheSignatureSeparates) {
+  using c10::IValue;
+  auto hash_of = [](std::vector<IValue> in) {
+    return profile::hash_inputs(c10::ArrayRef<const IValue>(in.data(), in.size()), 7);
+  };
+  auto sig_of = [](std::vector<IValue> in) {
+    return profile::signature(
+        profile::describe_call("aten::x", c10::ArrayRef<const IValue>(in.data(), in.size()), {}));
+  };
+  const std::vector<IValue> base = {IValue(torch::ones({2, 3})), IValue(std::vector<int64_t>{1, 2}),
+                                    IValue(0.5), IValue(true)};
+  // Same metadata, different tensor values: one group.
+  const std::vector<IValue> same = {IValue(torch::zeros({2, 3})),
+                                    IValue(std::vector<int64_t>{1, 2}), IValue(0.5), IValue(true)};
+  EXPECT_EQ(hash_of(base), hash_of(same));
+  EXPECT_EQ(sig_of(base), sig_of(same));
+  const std::vector<std::vector<IValue>> different = {
+      {IValue(torch::ones({3, 2})), IValue(std::vector<int64_t>{1, 2}), IValue(0.5), IValue(true)},
+      {IValue(torch::ones({2, 3}, torch::kBFloat16)), IValue(std::vector<int64_t>{1, 2}),
+       IValue(0.5), IValue(true)},
+      {IValue(torch::ones({2, 3})), IValue(std::vector<int64_t>{2, 1}), IValue(0.5), IValue(true)},
+      {IValue(torch::ones({2, 3})), IValue(std::vector<int64_t>{1, 2}), IValue(0.25), IValue(true)},
+      {IValue(torch::ones({2, 3})), IValue(std::vector<int64_t>{1, 2}), IValue(0.5), IValue(false)},
+      {IValue(torch::ones({6})), IValue(std::vector<int64_t>{1, 2}), IValue(0.5), IValue(true)},
+      {IValue(torch::ones({2, 3})), IValue(std::vector<int64_t>{1, 2}), IValue(0.5)},
+  };
+  for (const auto& d : different) {
+    EXPECT_NE(hash_of(d), hash_of(base)) << sig_of(d);
+    EXPECT_NE(sig_of(d), sig_of(base));
+  }
+  // Sparse gradients: the stored-row count sets the cost, so it separates groups.
+  auto sparse = [](int64_t rows) {
+    auto idx = torch::arange(rows).unsqueeze(0);
+    return torch::sparse_coo_tensor(idx, torch::ones({rows, 4}), {10, 4});
+  };
+  EXPECT_NE(hash_of({IValue(sparse(2))}), hash_of({IValue(sparse(3))}));
+  EXPECT_NE(sig_of({IValue(sparse(2))}), sig_of({IValue(sparse(3))}));
+}
+
 TEST(OpObserver, SelfTimeExcludesChildrenAndLayersAreAttributed) {
   torch::nn::Linear fc(64, 32);
   auto x = torch::randn({16, 64}, torch::requires_grad());

@@ -28,22 +28,6 @@ bool is_uncosted(const profile::OpStat& op) {
   return op.kind == profile::kUncosted;
 }
 
-// The row an operator statistic belongs to. In op view forward and backward calls of the
-// same operator stay apart, because users ask "what does the backward pass of X cost".
-std::string group_key(const profile::OpStat& op, GroupBy by) {
-  switch (by) {
-    case GroupBy::kOp:
-      return op.scope == "backward" ? op.name + " (backward)" : op.name;
-    case GroupBy::kCategory:
-      // Uncosted leaf time gets its own row so unknown work is never hidden in a category.
-      return is_uncosted(op) ? kUncostedRow : op.category;
-    case GroupBy::kLayer:
-      return op.layer.empty() ? kNoLayer : op.layer;
-  }
-  PLUMB_ASSERT(false, "unhandled GroupBy");
-  return {};
-}
-
 // Sorts (name, value) pairs by value descending, ties by name, so output is deterministic.
 void sort_by_value_desc(std::vector<std::pair<std::string, double>>& items) {
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
@@ -79,6 +63,22 @@ std::map<std::string, double> category_shares(const profile::StepProfile& profil
 }
 
 }  // namespace
+
+// The row an operator statistic belongs to. In op view forward and backward calls of the
+// same operator stay apart, because users ask "what does the backward pass of X cost".
+std::string group_key(const profile::OpStat& op, GroupBy by) {
+  switch (by) {
+    case GroupBy::kOp:
+      return op.scope == "backward" ? op.name + " (backward)" : op.name;
+    case GroupBy::kCategory:
+      // Uncosted leaf time gets its own row so unknown work is never hidden in a category.
+      return is_uncosted(op) ? kUncostedRow : op.category;
+    case GroupBy::kLayer:
+      return op.layer.empty() ? kNoLayer : op.layer;
+  }
+  PLUMB_ASSERT(false, "unhandled GroupBy");
+  return {};
+}
 
 GroupBy parse_group_by(const std::string& text) {
   if (text == "op") return GroupBy::kOp;

@@ -16,6 +16,10 @@ enum class GroupBy { kOp, kCategory, kLayer };
 // "op" | "category" | "layer"; throws UsageError naming the valid values otherwise.
 GroupBy parse_group_by(const std::string& text);
 
+// The row an operator statistic belongs to: its name (" (backward)" appended in the backward
+// pass), its category ("uncosted" for uncosted leaf operators), or its layer ("(no layer)").
+std::string group_key(const profile::OpStat& op, GroupBy by);
+
 struct BreakdownRow {
   std::string name;         // op name, category name, or layer ("(no layer)" when none)
   double time_s = 0;        // self time per step

@@ -2,6 +2,7 @@
 #include "plumb/cli/list_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -38,6 +39,22 @@ std::vector<int> parse_positive_int_list(const std::string& option, const std::s
     if (std::find(out.begin(), out.end(), value) != out.end())
       throw UsageError(fmt::format("{} lists {} twice; give each value once", option, value));
     out.push_back(value);
+  }
+  return out;
+}
+
+std::vector<double> parse_number_list(const std::string& option, const std::string& text,
+                                      double min, bool min_exclusive) {
+  std::vector<double> out;
+  for (const auto& item : parse_name_list(option, text)) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (*end != '\0' || !std::isfinite(v) || v < min || (min_exclusive && v == min))
+      throw UsageError(fmt::format("{} values must be numbers {} {}, got '{}'", option,
+                                   min_exclusive ? ">" : ">=", min, item));
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      throw UsageError(fmt::format("{} lists {} twice; give each value once", option, v));
+    out.push_back(v);
   }
   return out;
 }

@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   plumb::cli::add_info_command(app);
   plumb::cli::add_run_commands(app, exit_code);
   plumb::cli::add_profile_command(app, exit_code);
+  plumb::cli::add_probe_command(app);
+  plumb::cli::add_roofline_command(app, exit_code);
+  plumb::cli::add_project_command(app);
   plumb::cli::add_export_command(app);
 
   // A reference BLAS makes every number wrong: say so before anything else.

@@ -78,6 +78,11 @@ std::string device_name(const std::string& device) {
 
 }  // namespace
 
+std::string machine_key(const Environment& env) {
+  return fmt::format("{} | {} | {} logical cores | {}", env.host, env.cpu_model, env.logical_cores,
+                     env.device);
+}
+
 Environment capture_environment(int threads_used, const std::string& device) {
   Environment env;
   char host[256] = {};

@@ -32,6 +32,10 @@ struct Environment {
 // Reads the current machine. `threads_used` is what the run will use.
 Environment capture_environment(int threads_used, const std::string& device = "cpu");
 
+// Which machine an environment describes ("host | cpu model | N logical cores | device"):
+// measured ceilings are reused only by records of the same machine.
+std::string machine_key(const Environment& env);
+
 nlohmann::ordered_json to_json(const Environment& env);
 Environment environment_from_json(const nlohmann::json& j);
 

@@ -4,6 +4,8 @@
 #include <ATen/SparseTensorUtils.h>
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace plumb::profile {
 
 int64_t TensorMeta::numel() const {
@@ -108,6 +110,72 @@ OpCall describe_call(const char* name, c10::ArrayRef<const c10::IValue> inputs,
   return call;
 }
 
+uint64_t hash_mix(uint64_t seed, uint64_t value) {
+  // splitmix64's finaliser over seed ^ value: cheap and well mixed.
+  uint64_t z = seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t hash_text(const char* text, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (const char* c = text; *c != '\0'; ++c)
+    h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ULL;
+  return hash_mix(seed, h);
+}
+
+namespace {
+
+// Distinct tags keep e.g. an int 3 apart from a one-dimensional tensor of size 3.
+enum : uint64_t {
+  kTagNone = 1,
+  kTagTensor,
+  kTagUndefined,
+  kTagList,
+  kTagInt,
+  kTagDouble,
+  kTagBool,
+  kTagOther
+};
+
+uint64_t hash_tensor(const at::Tensor& t, uint64_t h) {
+  if (!t.defined()) return hash_mix(h, kTagUndefined);
+  h = hash_mix(h, kTagTensor);
+  h = hash_mix(h, static_cast<uint64_t>(t.scalar_type()));
+  for (int64_t d : t.sizes()) h = hash_mix(h, static_cast<uint64_t>(d));
+  h = hash_mix(h, static_cast<uint64_t>(t.dim()));
+  if (t.is_sparse()) h = hash_mix(h, static_cast<uint64_t>(at::sparse::get_sparse_impl(t)->nnz()));
+  return h;
+}
+
+uint64_t hash_value(const c10::IValue& v, uint64_t h) {
+  if (v.isTensor()) return hash_tensor(v.toTensor(), h);
+  if (v.isList()) {
+    h = hash_mix(h, kTagList);
+    for (const auto& e : v.toListRef()) h = hash_value(e, h);
+    return hash_mix(h, v.toListRef().size());
+  }
+  if (v.isInt()) return hash_mix(hash_mix(h, kTagInt), static_cast<uint64_t>(v.toInt()));
+  if (v.isDouble()) {
+    const double d = v.toDouble();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    return hash_mix(hash_mix(h, kTagDouble), bits);
+  }
+  if (v.isBool()) return hash_mix(h, v.toBool() ? kTagBool * 2 : kTagBool);
+  if (v.isNone()) return hash_mix(h, kTagNone);
+  return hash_mix(h, kTagOther);
+}
+
+}  // namespace
+
+uint64_t hash_inputs(c10::ArrayRef<const c10::IValue> inputs, uint64_t seed) {
+  uint64_t h = hash_mix(seed, inputs.size());
+  for (const auto& v : inputs) h = hash_value(v, h);
+  return h;
+}
+
 std::string signature(const OpCall& call) {
   std::string s = call.name;
   for (const auto& a : call.inputs) {
@@ -123,7 +191,8 @@ std::string signature(const OpCall& call) {
             continue;
           }
           s += c10::toString(t.dtype);
-          s += t.sparse ? "sparse[" : "[";
+          // Sparse: the number of stored rows sets the cost, so it is part of the key.
+          s += t.sparse ? fmt::format("sparse(nnz={})[", t.sparse_nnz) : "[";
           for (size_t d = 0; d < t.shape.size(); ++d)
             s += (d > 0 ? "," : "") + std::to_string(t.shape[d]);
           s += ']';

@@ -51,6 +51,13 @@ ArgMeta describe_value(const c10::IValue& value);
 OpCall describe_call(const char* name, c10::ArrayRef<const c10::IValue> inputs,
                      const std::vector<c10::IValue>& outputs);
 
+// Hashes the metadata signature() reads (name, then dtypes, shapes, sparse nnz, ints, reals,
+// flags of every input) straight from the IValues, allocating nothing: calls with the same
+// signature get the same hash. The observer groups calls by it on its hot path.
+uint64_t hash_text(const char* text, uint64_t seed);
+uint64_t hash_inputs(c10::ArrayRef<const c10::IValue> inputs, uint64_t seed);
+uint64_t hash_mix(uint64_t seed, uint64_t value);
+
 // Stable text key "name|f32[8,3,224,224]|i[2,2]|..." grouping calls with identical costs.
 std::string signature(const OpCall& call);
 

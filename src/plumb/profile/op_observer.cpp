@@ -14,17 +14,21 @@ namespace plumb::profile {
 namespace {
 
 // One open RecordFunction on this thread: an operator / autograd node, or a layer scope.
+// Kept small and allocation-free: it is pushed and popped for every operator call.
 struct Frame {
   bool user_scope = false;
   bool backward = false;       // inside an autograd node
   bool autograd_node = false;  // the node itself (or the engine's wrapper around it)
-  std::string layer;           // layer in effect inside this frame
+  bool below_flops = false;    // an operator below this one did arithmetic ...
+  bool below_bytes = false;    // ... or moved data (by the cost model)
+  int layer = 0;               // interned layer in effect inside this frame
   int64_t start_ns = 0;
-  int64_t child_ns = 0;      // inclusive time of direct child operators
-  bool below_flops = false;  // an operator below this one did arithmetic ...
-  bool below_bytes = false;  // ... or moved data (by the cost model)
-  OpObserver::Key key;
-  OpCall call;
+  int64_t child_ns = 0;                  // inclusive time of direct child operators
+  OpObserver::Totals* totals = nullptr;  // this call's group (map nodes never move)
+  uint64_t root_hash = 0;
+  // The outermost operator's name. Its RecordFunction is still open while any frame below
+  // it runs, so the pointer stays valid for as long as this frame needs it.
+  const char* root_name = nullptr;
 };
 
 constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
@@ -60,16 +64,18 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   OpObserver* obs = g_attached;
   if (obs == nullptr || t_in_callback) return nullptr;
   CallbackGuard guard;
-  const int64_t start = now_ns();
   Frame frame;
   const Frame* parent = t_stack.empty() ? nullptr : &t_stack.back();
-  frame.layer = parent != nullptr ? parent->layer : "";
+  frame.layer = parent != nullptr ? parent->layer : 0;
   frame.backward = parent != nullptr && parent->backward;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     frame.user_scope = true;
-    frame.layer = fn.name();
-    frame.start_ns = start;
-    t_stack.push_back(std::move(frame));
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      frame.layer = obs->intern_layer(fn.name());
+    }
+    frame.start_ns = now_ns();
+    t_stack.push_back(frame);
     return nullptr;
   }
   // The engine wraps each node in a FUNCTION-scope record "autograd::engine::evaluate_function:
@@ -83,18 +89,34 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     auto& layers = obs->layer_of_sequence();
     auto found = layers.find(fn.seqNr());
     if (found != layers.end()) frame.layer = found->second;
-  } else if (!frame.backward && fn.seqNr() >= 0 && !frame.layer.empty()) {
+  } else if (!frame.backward && fn.seqNr() >= 0 && frame.layer != 0) {
     // The forward op that creates an autograd node: its backward belongs to this layer.
     std::lock_guard<std::mutex> lock(g_mutex);
     obs->layer_of_sequence().emplace(fn.seqNr(), frame.layer);
   }
-  static const std::vector<c10::IValue> kNoOutputs;
-  frame.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
+  const uint64_t name_hash = hash_text(fn.name(), 0);
   const Frame* op_parent = innermost_op_frame();
-  frame.key = {frame.call.name, frame.layer, signature(frame.call),
-               op_parent != nullptr ? op_parent->key.root : frame.call.name, frame.backward};
+  frame.root_hash = op_parent != nullptr ? op_parent->root_hash : name_hash;
+  frame.root_name = op_parent != nullptr ? op_parent->root_name : fn.name();
+  uint64_t key = hash_mix(name_hash, static_cast<uint64_t>(frame.layer));
+  key = hash_mix(key, frame.root_hash);
+  key = hash_mix(key, frame.backward ? 2 : 1);
+  key = hash_inputs(fn.inputs(), key);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto& totals = obs->table()[key];
+    // The inputs are only readable now (the dispatcher frees its boxed copy before the
+    // operator ends), so the first call of a group is described here.
+    if (totals.call.name.empty()) {
+      static const std::vector<c10::IValue> kNoOutputs;
+      totals.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
+      totals.key = {totals.call.name, obs->layer_name(frame.layer), signature(totals.call),
+                    frame.root_name, frame.backward};
+    }
+    frame.totals = &totals;
+  }
   frame.start_ns = now_ns();  // exclude our own bookkeeping from the op's time
-  t_stack.push_back(std::move(frame));
+  t_stack.push_back(frame);
   return nullptr;
 }
 
@@ -103,21 +125,22 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (obs == nullptr || t_in_callback || t_stack.empty()) return;
   CallbackGuard guard;
   const int64_t end = now_ns();
-  Frame frame = std::move(t_stack.back());
+  const Frame frame = t_stack.back();
   t_stack.pop_back();
   if (frame.user_scope) return;
   const int64_t inclusive = end - frame.start_ns;
   Frame* parent = innermost_op_frame();
   if (parent != nullptr) parent->child_ns += inclusive;
   std::lock_guard<std::mutex> lock(g_mutex);
-  auto& totals = obs->table()[frame.key];
-  if (totals.calls == 0) {
+  auto& totals = *frame.totals;
+  if (!totals.cost_known) {
+    // Outputs, unlike inputs, are readable at the end; the cost needs both.
     for (const auto& out : fn.outputs()) {
       ArgMeta meta = describe_value(out);
-      for (auto& t : meta.tensors) frame.call.outputs.push_back(std::move(t));
+      for (auto& t : meta.tensors) totals.call.outputs.push_back(std::move(t));
     }
-    totals.call = std::move(frame.call);
     totals.cost = cost_of(totals.call);
+    totals.cost_known = true;
   }
   // Kernels call small operators inside themselves (allocations, views, sometimes a copy),
   // so "has children" does not mean "its work is counted below". An operator is composite
@@ -142,12 +165,13 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 }  // namespace
 
-size_t OpObserver::KeyHash::operator()(const Key& k) const {
-  size_t h = std::hash<std::string>()(k.name);
-  h = h * 31 + std::hash<std::string>()(k.layer);
-  h = h * 31 + std::hash<std::string>()(k.signature);
-  h = h * 31 + std::hash<std::string>()(k.root);
-  return h * 2 + (k.backward ? 1 : 0);
+int OpObserver::intern_layer(const char* name) {
+  auto found = layer_ids_.find(name);
+  if (found != layer_ids_.end()) return found->second;
+  const int id = static_cast<int>(layer_names_.size());
+  layer_names_.emplace_back(name);
+  layer_ids_.emplace(name, id);
+  return id;
 }
 
 OpObserver::OpObserver() = default;
@@ -195,7 +219,9 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
   const double per = 1.0 / steps;
   std::vector<OpStat> out;
   out.reserve(table_.size());
-  for (const auto& [key, t] : table_) {
+  for (const auto& entry : table_) {
+    const Totals& t = entry.second;
+    const Key& key = t.key;
     OpStat s;
     s.name = key.name;
     s.scope = key.backward ? "backward" : "forward";

@@ -41,35 +41,40 @@ class OpObserver {
   void clear();
 
   // Implementation detail shared with the RecordFunction callbacks.
+  //
+  // Calls are grouped by a 64-bit hash of (name, layer, root operator, scope, input
+  // metadata) computed straight from the RecordFunction inputs, without allocating: the
+  // readable key and the call's full metadata are built once, the first time a hash is seen.
+  // That keeps the per-call cost low enough for models made of many small operators.
   struct Key {
     std::string name, layer, signature;
     // The outermost operator of the call chain (what the model code called: "aten::relu_"
     // for the aten::clamp_min_ it runs inside): categories follow it.
     std::string root;
-    bool backward;
-    bool operator==(const Key& o) const {
-      return backward == o.backward && name == o.name && layer == o.layer &&
-             signature == o.signature && root == o.root;
-    }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const;
+    bool backward = false;
   };
   struct Totals {
+    Key key;
     OpCall call;  // one representative call (same signature => same cost)
     OpCost cost;  // of `call`, computed once per key
+    bool cost_known = false;
     int64_t calls = 0;
     int64_t self_ns = 0;
     int64_t inclusive_ns = 0;
     bool composite = false;  // some call had work of its kind below it (see op_observer.cpp)
   };
-  std::unordered_map<Key, Totals, KeyHash>& table() { return table_; }
-  std::unordered_map<int64_t, std::string>& layer_of_sequence() { return layer_of_sequence_; }
+  std::unordered_map<uint64_t, Totals>& table() { return table_; }
+  // Layer names are interned: frames and the sequence map carry small integers, not strings.
+  int intern_layer(const char* name);
+  const std::string& layer_name(int id) const { return layer_names_[static_cast<size_t>(id)]; }
+  std::unordered_map<int64_t, int>& layer_of_sequence() { return layer_of_sequence_; }
 
  private:
-  std::unordered_map<Key, Totals, KeyHash> table_;
-  // Forward op sequence number -> layer, so backward nodes are attributed to layers.
-  std::unordered_map<int64_t, std::string> layer_of_sequence_;
+  std::unordered_map<uint64_t, Totals> table_;
+  std::vector<std::string> layer_names_{""};  // id 0: outside any layer
+  std::unordered_map<std::string, int> layer_ids_{{"", 0}};
+  // Forward op sequence number -> layer id, so backward nodes are attributed to layers.
+  std::unordered_map<int64_t, int> layer_of_sequence_;
   at::CallbackHandle handle_ = 0;
 };
 

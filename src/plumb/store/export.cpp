@@ -167,12 +167,21 @@ void export_samples_csv(const ResultsStore& store, std::ostream& out) {
 
 }  // namespace
 
+nlohmann::ordered_json probe_json(const StoredProbe& probe) {
+  nlohmann::ordered_json j = {{"probe_id", probe.id}, {"machine_key", probe.machine}};
+  for (const auto& [key, value] : probe.document.items()) j[key] = value;
+  j["environment"] = platform::to_json(probe.environment);
+  return j;
+}
+
 void export_json(const ResultsStore& store, std::ostream& out) {
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   doc["plumb_schema_version"] = kSchemaVersion;
   doc["runs"] = nlohmann::ordered_json::array();
   for (const StoredRun& r : store.load_runs(true))
     doc["runs"].push_back(run_json(r, /*with_samples=*/true));
+  doc["probes"] = nlohmann::ordered_json::array();
+  for (const StoredProbe& p : store.load_probes()) doc["probes"].push_back(probe_json(p));
   out << doc.dump(2) << '\n';
 }
 

@@ -26,9 +26,9 @@ class Database;
 
 namespace plumb::store {
 
-// v1: runs, samples, environments. v2 adds profiles and op_stats (v1 files are upgraded in
-// place, in one transaction, the first time a writing plumb opens them).
-inline constexpr int kSchemaVersion = 2;
+// v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes (older
+// files are upgraded in place, in one transaction, the first time a writing plumb opens them).
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -56,6 +56,18 @@ struct StoredProfile : StoredRecord {
   profile::ProfileResult result;
 };
 
+// A machine-ceilings probe (`plumb probe`) as stored: the whole probe document (docs/json.md)
+// plus what identifies the machine it describes.
+struct StoredProbe {
+  int64_t id = 0;
+  std::string machine;  // platform::machine_key(): probes are reused only on the same machine
+  std::string mode;     // "quick" | "thorough"
+  std::string measured_at;
+  double seconds = 0;  // how long the probe took
+  nlohmann::ordered_json document;
+  platform::Environment environment;
+};
+
 class ResultsStore {
  public:
   // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
@@ -79,6 +91,14 @@ class ResultsStore {
   // Profiles in id order: all, or those of one group. Empty for a v1 file read unupgraded.
   std::vector<StoredProfile> load_profiles(const std::string& group = "") const;
 
+  // Stores one probe atomically (nothing of an interrupted probe is ever written: the caller
+  // saves only a finished one); returns its id.
+  int64_t save_probe(const StoredProbe& probe);
+  // The newest probe of `machine`; with `thorough_only`, the newest thorough one. None for a
+  // file without probes (or a v1/v2 file read unupgraded).
+  std::optional<StoredProbe> latest_probe(const std::string& machine, bool thorough_only) const;
+  std::vector<StoredProbe> load_probes() const;
+
   const std::string& path() const { return path_; }
 
  private:
@@ -90,6 +110,10 @@ class ResultsStore {
 // One run as the JSON object that `plumb run --json` prints and `plumb export` lists
 // (fields documented in docs/json.md); samples and warm-up samples only when asked for.
 nlohmann::ordered_json run_json(const StoredRun& run, bool with_samples);
+
+// One probe as `plumb probe --json` prints it and `plumb export` lists it: probe_id,
+// machine_key, the probe document's fields (docs/json.md), and the environment.
+nlohmann::ordered_json probe_json(const StoredProbe& probe);
 
 // plumb export: the whole store as one JSON document (documented in docs/json.md).
 void export_json(const ResultsStore& store, std::ostream& out);

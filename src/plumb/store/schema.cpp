@@ -155,6 +155,22 @@ CREATE TABLE op_stats (
 CREATE INDEX op_stats_by_profile ON op_stats (profile_id);
 )sql";
 
+// Version 3: machine ceilings from `plumb probe`. The probe is one document (peaks per dtype,
+// bandwidth per memory level, the curves behind them), kept whole as JSON; `machine` says
+// which machine it describes so later commands reuse only a probe of the machine they run on.
+constexpr const char* kProbesSql = R"sql(
+CREATE TABLE probes (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  machine        TEXT NOT NULL,
+  mode           TEXT NOT NULL CHECK (mode IN ('quick', 'thorough')),
+  measured_at    TEXT NOT NULL,
+  seconds        REAL NOT NULL,
+  environment_id INTEGER NOT NULL REFERENCES environments(id),
+  json           TEXT NOT NULL
+);
+CREATE INDEX probes_by_machine ON probes (machine, id);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -339,6 +355,7 @@ std::optional<DbKind> check_path(const std::string& path, bool read_only) {
 void create_schema(SQLite::Database& db) {
   db.exec(kSchemaSql);
   db.exec(kProfilesSql);
+  db.exec(kProbesSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -346,6 +363,7 @@ void create_schema(SQLite::Database& db) {
 void migrate_schema(SQLite::Database& db, int from) {
   PLUMB_ASSERT(from >= 1 && from < kSchemaVersion, "migration from an unknown schema version");
   if (from < 2) db.exec(kProfilesSql);
+  if (from < 3) db.exec(kProbesSql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

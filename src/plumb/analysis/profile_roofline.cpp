@@ -1,0 +1,192 @@
+// Profile and probe records turned into roofline, intensity and projection inputs (see
+// profile_roofline.h).
+#include "plumb/analysis/profile_roofline.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+
+namespace plumb::analysis {
+namespace {
+
+bool is_costed(const profile::OpStat& op) {
+  return op.kind == profile::kCosted;
+}
+
+double op_bytes(const profile::OpStat& op) {
+  return op.bytes_read + op.bytes_written;
+}
+
+// Adds one operator statistic's time and (when costed) work to an item.
+void accumulate(WorkItem& item, const profile::OpStat& op) {
+  item.seconds += op.self_s;
+  if (!is_costed(op)) return;
+  item.flops += op.flops;
+  item.bytes += op_bytes(op);
+  if (op.calls > 0) item.footprint_bytes = std::max(item.footprint_bytes, op_bytes(op) / op.calls);
+}
+
+// The row of `rows` (objects with an integer "threads") to use for `threads`: the largest
+// thread count not above it, else the smallest there is.
+const nlohmann::json* row_for_threads(const nlohmann::json& rows, int threads) {
+  const nlohmann::json* best = nullptr;
+  for (const auto& r : rows) {
+    const int t = r.at("threads").get<int>();
+    if (t <= threads && (best == nullptr || t > best->at("threads").get<int>())) best = &r;
+  }
+  if (best != nullptr) return best;
+  for (const auto& r : rows)
+    if (best == nullptr || r.at("threads").get<int>() < best->at("threads").get<int>()) best = &r;
+  return best;
+}
+
+}  // namespace
+
+std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by) {
+  if (by == GroupBy::kCategory)
+    throw UsageError("a roofline groups by op or layer (a category mixes unrelated operators)");
+  std::map<std::string, WorkItem> groups;
+  for (const profile::OpStat& op : profile.ops) {
+    WorkItem& item = groups[group_key(op, by)];
+    accumulate(item, op);
+  }
+  std::vector<WorkItem> out;
+  for (auto& [name, item] : groups) {
+    item.name = name;
+    out.push_back(std::move(item));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const WorkItem& a, const WorkItem& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+WorkItem step_item(const profile::StepProfile& profile, const std::string& name) {
+  WorkItem item;
+  for (const profile::OpStat& op : profile.ops) accumulate(item, op);
+  item.name = name;
+  item.seconds = profile.step_s;
+  return item;
+}
+
+PeakKind parse_peak_kind(const std::string& text) {
+  if (text == "instruction") return PeakKind::kInstruction;
+  if (text == "gemm") return PeakKind::kGemm;
+  throw UsageError(fmt::format("unknown peak '{}': use instruction or gemm", text));
+}
+
+Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,
+                             PeakKind kind) {
+  const auto& peaks = probe.at("peaks");
+  if (!peaks.contains(dtype))
+    throw UsageError(fmt::format("the probe has no peak for dtype '{}'", dtype));
+  const auto& p = peaks.at(dtype);
+  if (!p.at("supported").get<bool>())
+    throw UsageError(fmt::format("dtype {} is not supported on this machine: {}", dtype,
+                                 p.at("reason").get<std::string>()));
+  Ceilings c;
+  if (kind == PeakKind::kInstruction) {
+    const auto* row = row_for_threads(p.at("by_threads"), threads);
+    PLUMB_ASSERT(row != nullptr, "a supported dtype has per-thread peaks");
+    c.peak_flops = row->at("flops").get<double>();
+    c.peak_source = fmt::format("{} instruction peak ({}, {} threads)", dtype,
+                                p.at("isa").get<std::string>(), row->at("threads").get<int>());
+  } else {
+    nlohmann::json supported = nlohmann::json::array();
+    for (const auto& g : p.at("gemm"))
+      if (g.at("supported").get<bool>()) supported.push_back(g);
+    const auto* row = row_for_threads(supported, threads);
+    if (row == nullptr)
+      throw UsageError(fmt::format("the probe measured no GEMM for dtype {}", dtype));
+    // Several libraries per thread count: the fastest one at the chosen count.
+    const int t = row->at("threads").get<int>();
+    for (const auto& g : supported)
+      if (g.at("threads").get<int>() == t && g.at("flops").get<double>() > c.peak_flops) {
+        c.peak_flops = g.at("flops").get<double>();
+        c.peak_source = fmt::format("{} GEMM peak ({}, {} threads)", dtype,
+                                    g.at("library").get<std::string>(), t);
+      }
+  }
+  nlohmann::json levels = nlohmann::json::array();
+  const auto* level_row = row_for_threads(probe.at("bandwidth").at("levels"), threads);
+  if (level_row == nullptr)
+    throw UsageError(
+        "the probe has no memory-level bandwidths (cache sizes were not readable); run plumb "
+        "probe --thorough --refresh on a machine that exposes /sys/devices/system/cpu");
+  const int t = level_row->at("threads").get<int>();
+  for (const auto& l : probe.at("bandwidth").at("levels")) {
+    if (l.at("threads").get<int>() != t) continue;
+    c.memory.push_back({l.at("level").get<std::string>(), l.at("triad").get<double>(),
+                        l.at("capacity_bytes").get<int64_t>()});
+  }
+  return c;
+}
+
+LayerTrafficResult layer_traffic(const profile::StepProfile& profile,
+                                 const std::vector<ParameterSize>& parameters,
+                                 const std::map<std::string, double>& layer_calls,
+                                 double element_bytes) {
+  PLUMB_ASSERT(element_bytes > 0, "element size must be positive");
+  struct Acc {
+    double ops = 0, bytes = 0, macs = 0;
+    bool embedding = false;
+  };
+  std::map<std::string, Acc> layers;
+  for (const profile::OpStat& op : profile.ops) {
+    if (op.layer.empty()) continue;
+    Acc& a = layers[op.layer];
+    a.embedding = a.embedding || op.category == "Embedding";
+    if (!is_costed(op)) continue;
+    a.ops += op.flops;
+    a.bytes += op_bytes(op);
+    a.macs += op.macs;
+  }
+  // Each parameter to the longest layer path it extends; the first parameter orders layers
+  // (registration order, which is the order the model runs its layers in).
+  std::map<std::string, double> weights;
+  std::map<std::string, size_t> first_parameter;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const std::string& name = parameters[i].name;
+    const std::string* owner = nullptr;
+    for (const auto& [layer, acc] : layers)
+      if (name.size() > layer.size() && name.compare(0, layer.size(), layer) == 0 &&
+          name[layer.size()] == '.' && (owner == nullptr || layer.size() > owner->size()))
+        owner = &layer;
+    if (owner == nullptr) continue;
+    weights[*owner] += parameters[i].elements;
+    first_parameter.emplace(*owner, i);
+  }
+  struct Row {
+    size_t order;
+    LayerTraffic traffic;
+    double parameters;
+  };
+  LayerTrafficResult out;
+  std::vector<Row> rows;
+  for (const auto& [layer, a] : layers) {
+    if (a.macs <= 0 && !a.embedding) continue;  // not a compute layer (see the header)
+    auto w = weights.find(layer);
+    if (w == weights.end()) {
+      out.unmatched.push_back(layer);
+      continue;
+    }
+    auto calls = layer_calls.find(layer);
+    const double evaluations = calls != layer_calls.end() ? std::max(1.0, calls->second) : 1.0;
+    const double weight_traffic = w->second * evaluations;
+    // Operators read each weight once per evaluation; activations are the rest of the traffic.
+    const double activation_elements = std::max(0.0, a.bytes / element_bytes - weight_traffic);
+    rows.push_back({first_parameter.at(layer),
+                    {layer, a.ops, weight_traffic, activation_elements, element_bytes},
+                    w->second});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.order < y.order; });
+  for (auto& r : rows) {
+    out.layers.push_back(std::move(r.traffic));
+    out.parameter_elements.push_back(r.parameters);
+  }
+  return out;
+}
+
+}  // namespace plumb::analysis

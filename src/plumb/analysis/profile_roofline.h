@@ -1,0 +1,69 @@
+// Bridges a stored operator profile and a stored probe to the roofline, intensity and
+// projection analyses: work items per operator / layer / whole step, the ceilings a probe
+// measured for one dtype and thread count, and Table-1 layer traffic (weights from the
+// model's parameters, activations from the layer's operator bytes). Pure functions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/intensity.h"
+#include "plumb/analysis/roofline.h"
+#include "plumb/profile/op_profile.h"
+
+namespace plumb::analysis {
+
+// One item per breakdown group (op or layer; category is refused: a category has no single
+// footprint). Time = self time of every operator in the group (as the breakdown counts it);
+// FLOPs and bytes = its costed operators'; footprint = the largest bytes one costed call
+// touches (bytes per call); reported as footprint_level, while a measured item's level
+// comes from its achieved data rate (see roofline.h).
+std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by);
+// The whole step: every operator's work, the step's wall time (framework overhead included,
+// so utilisation is the honest TBD eq. 2 figure).
+WorkItem step_item(const profile::StepProfile& profile, const std::string& name);
+
+enum class PeakKind { kInstruction, kGemm };
+PeakKind parse_peak_kind(const std::string& text);  // "instruction" | "gemm"
+
+// The roofs a probe document (platform/probe.h) measured for `dtype` at `threads`: the
+// instruction or GEMM peak, and the triad bandwidth of each memory level, at the largest
+// measured thread count not above `threads` (the probe measures 1..N). Throws UsageError when
+// the dtype is unsupported on the machine (with the probe's reason) or the probe has no
+// bandwidth levels.
+Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,
+                             PeakKind kind);
+
+// A model parameter: its full name ("layer1.0.conv1.weight") and element count.
+struct ParameterSize {
+  std::string name;
+  double elements = 0;
+};
+
+// Facebook Table 1 traffic per compute layer: the layers of `profile` that do GEMM-like work
+// (MACs: convolution, linear, recurrent cells) or embedding lookups. Batch norm, activations
+// and pooling are left out as separate layers: inference engines fuse them into the
+// convolution before them, and the paper's minima (e.g. 25 ops per element for ResNet-50)
+// are those of the fused layers. Per layer:
+//   ops         = its costed FLOPs per step;
+//   parameters  = the parameters whose name extends the layer's module path (each parameter
+//                 goes to the longest matching layer);
+//   weight traffic = parameters x evaluations (`layer_calls`: a recurrent layer runs once per
+//                 time step and reads its weights each time; 1 when not given);
+//   activations = the layer's operator bytes / element_bytes minus the weight traffic.
+// Layers with compute but no matching parameter are returned in `unmatched`.
+struct LayerTrafficResult {
+  std::vector<LayerTraffic> layers;        // in parameter registration (= execution) order
+  std::vector<double> parameter_elements;  // per layer, distinct weights (capacity, not traffic)
+  std::vector<std::string> unmatched;
+};
+LayerTrafficResult layer_traffic(const profile::StepProfile& profile,
+                                 const std::vector<ParameterSize>& parameters,
+                                 const std::map<std::string, double>& layer_calls,
+                                 double element_bytes);
+
+}  // namespace plumb::analysis

@@ -1,0 +1,488 @@
+// Register-resident instruction-peak kernels and their multi-threaded driver (see
+// peak_kernels.h). Each kernel keeps 12-16 independent accumulator chains in vector registers,
+// enough to cover FMA latency (4-5 cycles) x 2 units on every current core, so the loop is
+// bound by issue throughput, not by latency. The kernels carry their own target attribute and
+// are chosen at run time, because plumb is compiled for generic x86-64.
+#include "plumb/platform/peak_kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+// avx512_fp16 intrinsics usable in a target("avx512fp16") function without compiling the
+// whole file for it: GCC >= 12; clang includes them unconditionally only in later versions.
+#if defined(__x86_64__) &&                                                                      \
+    (defined(__AVX512FP16__) || (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12) || \
+     (defined(__clang_major__) && __clang_major__ >= 18))
+#define PLUMB_HAVE_AVX512FP16_INTRINSICS 1
+#else
+#define PLUMB_HAVE_AVX512FP16_INTRINSICS 0
+#endif
+
+namespace plumb::platform {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `iterations` loop trips and writes a value depending on every accumulator to `sink`,
+// so the compiler cannot drop the work.
+using PeakKernel = void (*)(uint64_t iterations, volatile double* sink);
+
+#define PLUMB_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define PLUMB_REP16(X) PLUMB_REP12(X) X(12) X(13) X(14) X(15)
+
+#if defined(__x86_64__)
+
+// Folds a vector into one double for the sink. Not _mm512_reduce_add_*: those trip GCC 12's
+// -Wuninitialized inside its own headers.
+__attribute__((target("avx512f"))) double first_and_last(__m512 v) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, v);
+  return lanes[0] + lanes[15];
+}
+__attribute__((target("avx512f"))) double first_and_last(__m512d v) {
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, v);
+  return lanes[0] + lanes[7];
+}
+
+// acc = acc * 0.999 + 0.001 converges to 1: no overflow, no denormals (which would be slow).
+
+__attribute__((target("avx512f"))) void fp32_avx512(uint64_t iterations, volatile double* sink) {
+  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);
+#define PLUMB_INIT(i) __m512 acc##i = _mm512_set1_ps(1.0f + (i));
+#define PLUMB_STEP(i) acc##i = _mm512_fmadd_ps(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm512_add_ps(sum, acc##i);
+  PLUMB_REP16(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP16(PLUMB_STEP)
+  }
+  __m512 sum = _mm512_setzero_ps();
+  PLUMB_REP16(PLUMB_FOLD)
+  *sink = first_and_last(sum);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+// 12 accumulators: AVX2 has 16 ymm registers and a, b need two.
+__attribute__((target("avx2,fma"))) void fp32_avx2(uint64_t iterations, volatile double* sink) {
+  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f);
+#define PLUMB_INIT(i) __m256 acc##i = _mm256_set1_ps(1.0f + (i));
+#define PLUMB_STEP(i) acc##i = _mm256_fmadd_ps(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm256_add_ps(sum, acc##i);
+  PLUMB_REP12(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP12(PLUMB_STEP)
+  }
+  __m256 sum = _mm256_setzero_ps();
+  PLUMB_REP12(PLUMB_FOLD)
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  *sink = lanes[0] + lanes[7];
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+// No FMA: a dependent multiply then add per chain (SSE2 is the x86-64 baseline).
+void fp32_sse2(uint64_t iterations, volatile double* sink) {
+  const __m128 a = _mm_set1_ps(0.999f), b = _mm_set1_ps(0.001f);
+#define PLUMB_INIT(i) __m128 acc##i = _mm_set1_ps(1.0f + (i));
+#define PLUMB_STEP(i) acc##i = _mm_add_ps(_mm_mul_ps(acc##i, a), b);
+#define PLUMB_FOLD(i) sum = _mm_add_ps(sum, acc##i);
+  PLUMB_REP12(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP12(PLUMB_STEP)
+  }
+  __m128 sum = _mm_setzero_ps();
+  PLUMB_REP12(PLUMB_FOLD)
+  *sink = _mm_cvtss_f32(sum);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+__attribute__((target("avx512f"))) void fp64_avx512(uint64_t iterations, volatile double* sink) {
+  const __m512d a = _mm512_set1_pd(0.999), b = _mm512_set1_pd(0.001);
+#define PLUMB_INIT(i) __m512d acc##i = _mm512_set1_pd(1.0 + (i));
+#define PLUMB_STEP(i) acc##i = _mm512_fmadd_pd(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm512_add_pd(sum, acc##i);
+  PLUMB_REP16(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP16(PLUMB_STEP)
+  }
+  __m512d sum = _mm512_setzero_pd();
+  PLUMB_REP16(PLUMB_FOLD)
+  *sink = first_and_last(sum);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+__attribute__((target("avx2,fma"))) void fp64_avx2(uint64_t iterations, volatile double* sink) {
+  const __m256d a = _mm256_set1_pd(0.999), b = _mm256_set1_pd(0.001);
+#define PLUMB_INIT(i) __m256d acc##i = _mm256_set1_pd(1.0 + (i));
+#define PLUMB_STEP(i) acc##i = _mm256_fmadd_pd(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm256_add_pd(sum, acc##i);
+  PLUMB_REP12(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP12(PLUMB_STEP)
+  }
+  __m256d sum = _mm256_setzero_pd();
+  PLUMB_REP12(PLUMB_FOLD)
+  double lanes[4];
+  _mm256_storeu_pd(lanes, sum);
+  *sink = lanes[0] + lanes[3];
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+void fp64_sse2(uint64_t iterations, volatile double* sink) {
+  const __m128d a = _mm_set1_pd(0.999), b = _mm_set1_pd(0.001);
+#define PLUMB_INIT(i) __m128d acc##i = _mm_set1_pd(1.0 + (i));
+#define PLUMB_STEP(i) acc##i = _mm_add_pd(_mm_mul_pd(acc##i, a), b);
+#define PLUMB_FOLD(i) sum = _mm_add_pd(sum, acc##i);
+  PLUMB_REP12(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP12(PLUMB_STEP)
+  }
+  __m128d sum = _mm_setzero_pd();
+  PLUMB_REP12(PLUMB_FOLD)
+  *sink = _mm_cvtsd_f64(sum);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+// acc += x*y + x*(-y) per lane: the pair products cancel, so the accumulators stay finite
+// however long the loop runs, and the hardware still does every multiply and add.
+__attribute__((target("avx512f,avx512bf16"))) void bf16_avx512(uint64_t iterations,
+                                                               volatile double* sink) {
+  const __m512 x = _mm512_set1_ps(1.5f), y = _mm512_set1_ps(0.25f);
+  // Lanes alternate (1.5, 1.5) and (0.25, -0.25) within each bf16 pair.
+  const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_sub_ps(_mm512_setzero_ps(), y), y);
+#define PLUMB_INIT(i) __m512 acc##i = _mm512_set1_ps(1.0f + (i));
+#define PLUMB_STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm512_add_ps(sum, acc##i);
+  PLUMB_REP16(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP16(PLUMB_STEP)
+  }
+  __m512 sum = _mm512_setzero_ps();
+  PLUMB_REP16(PLUMB_FOLD)
+  *sink = first_and_last(sum);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+#if PLUMB_HAVE_AVX512FP16_INTRINSICS
+// fp16 constants as bit patterns (0x3BFE = 0.999, 0x1419 = 0.001): avoids relying on
+// _Float16 support in the C++ front end.
+__attribute__((target("avx512f,avx512fp16"))) void fp16_avx512(uint64_t iterations,
+                                                               volatile double* sink) {
+  const __m512h a = _mm512_castsi512_ph(_mm512_set1_epi16(0x3BFE));
+  const __m512h b = _mm512_castsi512_ph(_mm512_set1_epi16(0x1419));
+#define PLUMB_INIT(i) __m512h acc##i = _mm512_castsi512_ph(_mm512_set1_epi16(0x3C00 + (i)));
+#define PLUMB_STEP(i) acc##i = _mm512_fmadd_ph(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm512_add_ph(sum, acc##i);
+  PLUMB_REP16(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP16(PLUMB_STEP)
+  }
+  __m512h sum = _mm512_castsi512_ph(_mm512_setzero_si512());
+  PLUMB_REP16(PLUMB_FOLD)
+  *sink = first_and_last(_mm512_castph_ps(sum));
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+#endif  // PLUMB_HAVE_AVX512FP16_INTRINSICS
+
+// int32 accumulators wrap around harmlessly (vpdpbusd does not saturate).
+__attribute__((target("avx512f,avx512vnni"))) void int8_avx512_vnni(uint64_t iterations,
+                                                                    volatile double* sink) {
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+#define PLUMB_INIT(i) __m512i acc##i = _mm512_set1_epi32(i);
+#define PLUMB_STEP(i) acc##i = _mm512_dpbusd_epi32(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm512_add_epi32(sum, acc##i);
+  PLUMB_REP16(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP16(PLUMB_STEP)
+  }
+  __m512i sum = _mm512_setzero_si512();
+  PLUMB_REP16(PLUMB_FOLD)
+  *sink = first_and_last(_mm512_castsi512_ps(sum));
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+__attribute__((target("avx2,avxvnni"))) void int8_avx_vnni(uint64_t iterations,
+                                                           volatile double* sink) {
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+#define PLUMB_INIT(i) __m256i acc##i = _mm256_set1_epi32(i);
+#define PLUMB_STEP(i) acc##i = _mm256_dpbusd_avx_epi32(acc##i, a, b);
+#define PLUMB_FOLD(i) sum = _mm256_add_epi32(sum, acc##i);
+  PLUMB_REP12(PLUMB_INIT)
+  for (uint64_t it = 0; it < iterations; ++it) {
+    PLUMB_REP12(PLUMB_STEP)
+  }
+  __m256i sum = _mm256_setzero_si256();
+  PLUMB_REP12(PLUMB_FOLD)
+  *sink = _mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 7);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+// Without VNNI: vpmaddubsw (u8 x s8 -> pairwise-summed s16), vpmaddwd with ones (-> s32),
+// vpaddd into the accumulator; what compilers and oneDNN emit on AVX2. Four chains, each with
+// its own u8 operand that an empty asm claims to modify every trip, so the compiler can
+// neither hoist the multiplies out of the loop nor share them between chains (four, not
+// more, so everything stays in the 16 ymm registers).
+__attribute__((target("avx2"))) void int8_avx2(uint64_t iterations, volatile double* sink) {
+  const __m256i b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+#define PLUMB_INIT(i) __m256i acc##i = _mm256_set1_epi32(i), u##i = _mm256_set1_epi8(3 + (i));
+#define PLUMB_STEP(i) \
+  acc##i = _mm256_add_epi32(acc##i, _mm256_madd_epi16(_mm256_maddubs_epi16(u##i, b), ones));
+#define PLUMB_FOLD(i) sum = _mm256_add_epi32(sum, acc##i);
+  PLUMB_INIT(0)
+  PLUMB_INIT(1) PLUMB_INIT(2) PLUMB_INIT(3) for (uint64_t it = 0; it < iterations; ++it) {
+    __asm__ volatile("" : "+x"(u0), "+x"(u1), "+x"(u2), "+x"(u3));
+    PLUMB_STEP(0) PLUMB_STEP(1) PLUMB_STEP(2) PLUMB_STEP(3)
+  }
+  __m256i sum = _mm256_setzero_si256();
+  PLUMB_FOLD(0)
+  PLUMB_FOLD(1)
+  PLUMB_FOLD(2) PLUMB_FOLD(3)* sink = _mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 7);
+#undef PLUMB_INIT
+#undef PLUMB_STEP
+#undef PLUMB_FOLD
+}
+
+#endif  // __x86_64__
+
+#undef PLUMB_REP12
+#undef PLUMB_REP16
+
+struct Variant {
+  std::string isa;     // "" = unsupported
+  std::string reason;  // why unsupported
+  PeakKernel kernel = nullptr;
+  double ops_per_iteration = 0;  // chains x lanes x ops per lane (header's convention)
+};
+
+Variant unsupported(std::string reason) {
+  return {"", std::move(reason), nullptr, 0};
+}
+
+Variant select_variant(PeakDtype dtype, const CpuFeatures& cpu) {
+#if defined(__x86_64__)
+  switch (dtype) {
+    case PeakDtype::kFp32:
+      if (cpu.avx512f) return {"avx512 vfmadd231ps", "", fp32_avx512, 16 * 16 * 2};
+      if (cpu.avx2 && cpu.fma) return {"avx2 vfmadd231ps", "", fp32_avx2, 12 * 8 * 2};
+      if (cpu.sse2) return {"sse2 mulps+addps", "", fp32_sse2, 12 * 4 * 2};
+      return unsupported("no SSE2 on this CPU");
+    case PeakDtype::kFp64:
+      if (cpu.avx512f) return {"avx512 vfmadd231pd", "", fp64_avx512, 16 * 8 * 2};
+      if (cpu.avx2 && cpu.fma) return {"avx2 vfmadd231pd", "", fp64_avx2, 12 * 4 * 2};
+      if (cpu.sse2) return {"sse2 mulpd+addpd", "", fp64_sse2, 12 * 2 * 2};
+      return unsupported("no SSE2 on this CPU");
+    case PeakDtype::kBf16:
+      if (cpu.avx512_bf16) return {"avx512_bf16 vdpbf16ps", "", bf16_avx512, 16 * 16 * 4};
+      return unsupported("no avx512_bf16 on this CPU");
+    case PeakDtype::kFp16:
+      if (!cpu.avx512_fp16) return unsupported("no avx512_fp16 on this CPU");
+#if PLUMB_HAVE_AVX512FP16_INTRINSICS
+      return {"avx512_fp16 vfmadd231ph", "", fp16_avx512, 16 * 32 * 2};
+#else
+      return unsupported("plumb was built by a compiler without avx512_fp16 intrinsics");
+#endif
+    case PeakDtype::kInt8:
+      if (cpu.avx512_vnni) return {"avx512_vnni vpdpbusd", "", int8_avx512_vnni, 16 * 16 * 8};
+      if (cpu.avx_vnni) return {"avx_vnni vpdpbusd", "", int8_avx_vnni, 12 * 8 * 8};
+      if (cpu.avx2) return {"avx2 vpmaddubsw+vpmaddwd+vpaddd", "", int8_avx2, 4 * 8 * 8};
+      return unsupported("no avx512_vnni, avx_vnni or avx2 on this CPU");
+  }
+  return unsupported("unknown dtype");
+#else
+  (void)dtype;
+  (void)cpu;
+  return unsupported("no instruction-peak kernels for this architecture (x86-64 only)");
+#endif
+}
+
+struct RunResult {
+  double wall = 0;         // first start to last finish
+  double slowest = 0;      // the longest start-to-finish of one thread
+  double busy = 0;         // the longest CPU time of a thread (wall where unknown)
+  bool disturbed = false;  // some thread was preempted (see thread_cpu_seconds)
+};
+
+// One timed concurrent run: `threads` pinned threads each run `iterations` trips, released
+// together.
+RunResult run_concurrent(PeakKernel kernel, int threads, uint64_t iterations,
+                         const std::vector<int>& cpus) {
+  struct alignas(64) Slot {  // one cache line per thread: no false sharing while timing
+    Clock::time_point start, end;
+    double cpu_seconds = -1;
+    volatile double sink = 0;
+  };
+  std::vector<Slot> slots(threads);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      pin_current_thread(cpus[t % cpus.size()]);
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      double cpu0 = thread_cpu_seconds();
+      slots[t].start = Clock::now();
+      kernel(iterations, &slots[t].sink);
+      slots[t].end = Clock::now();
+      double cpu1 = thread_cpu_seconds();
+      if (cpu0 >= 0 && cpu1 >= 0) slots[t].cpu_seconds = cpu1 - cpu0;
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  go.store(true, std::memory_order_release);
+  for (std::thread& th : pool) th.join();
+  RunResult run;
+  Clock::time_point first = slots[0].start, last = slots[0].end;
+  for (const Slot& s : slots) {
+    first = std::min(first, s.start);
+    last = std::max(last, s.end);
+    double wall = std::chrono::duration<double>(s.end - s.start).count();
+    if (s.cpu_seconds >= 0 && s.cpu_seconds < 0.9 * wall) run.disturbed = true;
+    run.busy = std::max(run.busy, s.cpu_seconds >= 0 ? std::min(s.cpu_seconds, wall) : wall);
+    run.slowest = std::max(run.slowest, wall);
+  }
+  run.wall = std::chrono::duration<double>(last - first).count();
+  return run;
+}
+
+void clock_kernel(uint64_t iterations, volatile double* sink) {
+  run_clock_chain(iterations);
+  *sink = 0;
+}
+
+// The core clock while `threads` threads are busy at once (the all-core boost clock is often
+// lower than the one-core one): every thread runs `iterations` of the add chain; the clock of
+// the slowest thread, best of a few undisturbed runs. 0 if none was undisturbed.
+double concurrent_clock_hz(int threads, uint64_t iterations, const std::vector<int>& cpus) {
+  double best = 0;
+  for (int tries = 0, good = 0; good < 3 && tries < 6; ++tries) {
+    RunResult run = run_concurrent(clock_kernel, threads, iterations, cpus);
+    if (run.disturbed || run.slowest <= 0) continue;
+    ++good;
+    best = std::max(best,
+                    static_cast<double>(iterations) * kClockChainCyclesPerIteration / run.slowest);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason) {
+  Variant v = select_variant(dtype, cpu);
+  if (reason != nullptr) *reason = v.reason;
+  return v.isa;
+}
+
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
+                                         double seconds_per_point) {
+  return measure_instruction_peak(dtype, max_threads, seconds_per_point, detect_cpu_features());
+}
+
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
+                                         const CpuFeatures& cpu) {
+  InstructionPeak peak;
+  peak.dtype = peak_dtype_name(dtype);
+  // Only features the CPU really has: a wider one would die on an illegal instruction.
+  const CpuFeatures real = detect_cpu_features();
+  CpuFeatures usable = cpu;
+  for (auto member : {&CpuFeatures::sse2, &CpuFeatures::avx, &CpuFeatures::avx2, &CpuFeatures::fma,
+                      &CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512vl,
+                      &CpuFeatures::avx512_vnni, &CpuFeatures::avx512_bf16,
+                      &CpuFeatures::avx512_fp16, &CpuFeatures::avx_vnni})
+    usable.*member = cpu.*member && real.*member;
+  Variant v = select_variant(dtype, usable);
+  if (v.kernel == nullptr) {
+    peak.unsupported_reason = v.reason;
+    return peak;
+  }
+  peak.supported = true;
+  peak.isa = v.isa;
+  std::vector<int> cpus = allowed_cpus();
+  if (max_threads <= 0) max_threads = static_cast<int>(cpus.size());
+
+  // Calibrate on one thread until a run lasts >= 2 ms; this also warms the vector units up
+  // (some Intel cores run wide vectors slower for their first ~10 us).
+  uint64_t iterations = 1000;
+  // CPU time, not wall time, so that a preempted calibration does not make the timed runs
+  // too short to notice the next preemption.
+  double t = run_concurrent(v.kernel, 1, iterations, cpus).busy;
+  while (t < 2e-3) {
+    iterations *= 4;
+    t = run_concurrent(v.kernel, 1, iterations, cpus).busy;
+  }
+  double trips_per_s = static_cast<double>(iterations) / t;
+  // Add-chain trips for ~2 ms per clock measurement (1 GHz assumed until measured).
+  const double hz_guess = measure_core_clock_hz(0.005);
+  const auto clock_trips = static_cast<uint64_t>(
+      std::max(1.0, 2e-3 * (hz_guess > 0 ? hz_guess : 1e9) / kClockChainCyclesPerIteration));
+
+  // A few repetitions per thread count, best kept: the fastest run is the one least
+  // disturbed by interrupts or (in VMs) steal time. A repetition in which another process
+  // preempted one of the threads is retried, up to as many extra times.
+  constexpr int kRepetitions = 3;
+  double per_rep = std::max(seconds_per_point / kRepetitions, 2e-3);
+  for (int threads = 1; threads <= max_threads; ++threads) {
+    PeakPoint point;
+    point.threads = threads;
+    double best_disturbed = 0;
+    int good = 0;
+    for (int tries = 0; good < kRepetitions && tries < 2 * kRepetitions; ++tries) {
+      auto trips = std::max<uint64_t>(1, static_cast<uint64_t>(trips_per_s * per_rep));
+      RunResult run = run_concurrent(v.kernel, threads, trips, cpus);
+      if (run.wall <= 0) continue;
+      double rate = static_cast<double>(trips) * threads * v.ops_per_iteration / run.wall;
+      if (run.disturbed) {
+        best_disturbed = std::max(best_disturbed, rate);
+        continue;
+      }
+      ++good;
+      // Per-thread rate can fall with more threads (SMT siblings): keep runs near per_rep.
+      trips_per_s = static_cast<double>(trips) / run.wall;
+      point.ops_per_s = std::max(point.ops_per_s, rate);
+    }
+    if (good == 0) {
+      point.ops_per_s = best_disturbed;
+      point.disturbed = true;
+    }
+    if (hz_guess > 0) point.clock_hz = concurrent_clock_hz(threads, clock_trips, cpus);
+    peak.by_threads.push_back(point);
+    if (point.ops_per_s > peak.best_ops_per_s) {
+      peak.best_ops_per_s = point.ops_per_s;
+      peak.best_threads = threads;
+    }
+  }
+  return peak;
+}
+
+}  // namespace plumb::platform

@@ -1,0 +1,63 @@
+// Instruction peaks: how many arithmetic operations per second the cores really retire, per
+// dtype, with the widest vector instruction the CPU has at run time, for 1..N threads. This is
+// the compute roof of the roofline; the GEMM peak (what a real kernel reaches) is measured
+// elsewhere. Torch-free on purpose: the numbers describe the machine, not a library.
+//
+// Op counting (per instruction, per lane of the destination register):
+//   fp64/fp32 FMA (vfmadd231pd/ps) ....... 2 FLOPs (multiply + add)
+//   sse2 fallback (mulps + addps pair) .... 2 FLOPs for the pair
+//   bf16 vdpbf16ps (fp32 lane) ............ 4 FLOPs (two bf16 products + two adds)
+//   fp16 vfmadd231ph (fp16 lane) .......... 2 FLOPs
+//   int8 vpdpbusd (32-bit lane) ........... 8 int ops (four u8 x s8 products + four adds)
+//   int8 avx2 fallback (vpmaddubsw + vpmaddwd + vpaddd) counts the same 8 ops per 32-bit lane
+//     for the three instructions, i.e. the useful work of one vpdpbusd.
+// bf16 without avx512_bf16 and fp16 without avx512_fp16 are reported unsupported, never
+// emulated: an emulated peak would be a different, misleading roof.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plumb/platform/cpu_features.h"  // PeakDtype, peak_dtype_name
+
+namespace plumb::platform {
+
+struct PeakPoint {
+  int threads = 0;
+  double ops_per_s = 0;  // all threads together, best undisturbed repetition
+  // Every repetition had a thread preempted by another process (its CPU time < 90% of the
+  // wall time): ops_per_s is then only a lower bound. Repetitions are retried before that.
+  bool disturbed = false;
+  // The core clock with this many threads busy at once, timed right after the runs (the
+  // slowest thread's; all-core boost is often below one-core boost). The clock for
+  // theoretical_peak_flops at this thread count. 0 when not measurable.
+  double clock_hz = 0;
+};
+
+struct InstructionPeak {
+  std::string dtype;  // peak_dtype_name()
+  bool supported = false;
+  std::string isa;  // the instruction measured, e.g. "avx512 vfmadd231ps"
+  std::string unsupported_reason;
+  std::vector<PeakPoint> by_threads;  // threads = 1..max_threads, empty when unsupported
+  double best_ops_per_s = 0;
+  int best_threads = 0;
+};
+
+// Measures `dtype` at 1..max_threads threads (each pinned to its own allowed CPU, started
+// together behind a barrier), spending about `seconds_per_point` per thread count in a few
+// repetitions and keeping the best. ops_per_s = total ops / wall time of the concurrent
+// region. max_threads <= 0 means all logical CPUs.
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
+                                         double seconds_per_point);
+// The same, choosing the kernel as if the CPU had only the features set in `cpu` (clear
+// avx512f to see what AVX2 code gets, or to test the narrower kernels). Features the CPU lacks
+// are ignored, so this can never run an illegal instruction.
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
+                                         const CpuFeatures& cpu);
+
+// The instruction measure_instruction_peak would use on this CPU, "" when unsupported, with
+// the reason in `reason`. Cheap (cpuid only): lets callers list dtypes without measuring.
+std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason = nullptr);
+
+}  // namespace plumb::platform

@@ -1,0 +1,201 @@
+// Runs every ceiling measurement and assembles the probe document (see probe.h).
+#include "plumb/platform/probe.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "plumb/core/json_number.h"
+#include "plumb/platform/bandwidth_kernels.h"
+#include "plumb/platform/cpu_features.h"
+#include "plumb/platform/gemm_peaks.h"
+#include "plumb/platform/peak_kernels.h"
+#include "plumb/run/step_loop.h"
+
+namespace plumb::platform {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr PeakDtype kDtypes[] = {PeakDtype::kFp32, PeakDtype::kFp64, PeakDtype::kBf16,
+                                 PeakDtype::kFp16, PeakDtype::kInt8};
+
+Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
+                  const std::vector<CacheLevel>& caches) {
+  Json isa;
+  for (const auto& [name, has] :
+       std::initializer_list<std::pair<const char*, bool>>{{"sse2", cpu.sse2},
+                                                           {"avx", cpu.avx},
+                                                           {"avx2", cpu.avx2},
+                                                           {"fma", cpu.fma},
+                                                           {"avx512f", cpu.avx512f},
+                                                           {"avx512bw", cpu.avx512bw},
+                                                           {"avx512vl", cpu.avx512vl},
+                                                           {"avx512_vnni", cpu.avx512_vnni},
+                                                           {"avx512_bf16", cpu.avx512_bf16},
+                                                           {"avx512_fp16", cpu.avx512_fp16},
+                                                           {"avx_vnni", cpu.avx_vnni},
+                                                           {"amx_bf16", cpu.amx_bf16},
+                                                           {"amx_int8", cpu.amx_int8}})
+    isa[name] = has;
+  Json cache_rows = Json::array();
+  for (const auto& c : caches)
+    cache_rows.push_back({{"level", c.level},
+                          {"type", c.type},
+                          {"size_bytes", c.size_bytes},
+                          {"shared_by_cpus", c.shared_by_cpus}});
+  return {{"vendor", cpu.vendor},
+          {"model_name", cpu.model_name},
+          {"family", cpu.family},
+          {"model", cpu.model},
+          {"microarchitecture", microarchitecture_name(cpu)},
+          {"logical_cpus", cpu.logical_cpus},
+          {"widest_fp32_isa", cpu.widest_fp32_isa},
+          {"isa", isa},
+          {"fma_units_per_core", fma_units_per_core(cpu)},
+          {"fma_width_bits", fma_width_bits(cpu)},
+          {"frequency",
+           {{"nominal_hz", freq.nominal_hz},
+            {"nominal_source", freq.nominal_source},
+            {"measured_hz", freq.measured_hz}}},
+          {"caches", cache_rows}};
+}
+
+// One dtype: the instruction peak per thread count beside the theoretical one, and the GEMMs.
+Json dtype_json(PeakDtype dtype, const InstructionPeak& peak, const std::vector<GemmPeak>& gemms,
+                const CpuFeatures& cpu, const FrequencyInfo& freq) {
+  Json j;
+  j["supported"] = peak.supported;
+  j["isa"] = peak.isa;
+  j["reason"] = peak.unsupported_reason;
+  j["instruction_flops"] = peak.best_ops_per_s;
+  j["instruction_threads"] = peak.best_threads;
+  const double hz = freq.measured_hz > 0 ? freq.measured_hz : freq.nominal_hz;
+  j["theoretical_flops"] =
+      json_number(theoretical_peak_flops(dtype, cpu, hz, std::max(1, peak.best_threads)));
+  j["theoretical_clock_hz"] = hz;
+  Json rows = Json::array();
+  for (const auto& p : peak.by_threads) {
+    const double theory = theoretical_peak_flops(dtype, cpu, hz, p.threads);
+    rows.push_back({{"threads", p.threads},
+                    {"flops", p.ops_per_s},
+                    {"theoretical_flops", theory},
+                    {"fraction_of_theoretical",
+                     json_number(theory > 0 ? p.ops_per_s / theory : std::nan(""))}});
+  }
+  j["by_threads"] = rows;
+  // The best supported GEMM of any library is the dtype's practical ceiling.
+  const GemmPeak* best = nullptr;
+  Json gemm_rows = Json::array();
+  for (const auto& g : gemms) {
+    if (g.dtype != peak_dtype_name(dtype)) continue;
+    gemm_rows.push_back({{"library", g.library},
+                         {"implementation", g.implementation},
+                         {"supported", g.supported},
+                         {"reason", g.reason},
+                         {"threads", g.threads},
+                         {"size", g.size},
+                         {"flops", g.ops_per_s}});
+    if (g.supported && (best == nullptr || g.ops_per_s > best->ops_per_s)) best = &g;
+  }
+  j["gemm_flops"] = best != nullptr ? best->ops_per_s : 0.0;
+  j["gemm_threads"] = best != nullptr ? best->threads : 0;
+  j["gemm_library"] = best != nullptr ? best->library : "";
+  j["gemm"] = gemm_rows;
+  return j;
+}
+
+Json bandwidth_json(const std::vector<BwPoint>& points, const std::vector<CacheLevel>& caches,
+                    const std::vector<int>& threads) {
+  Json j;
+  j["isa"] = bandwidth_isa();
+  j["threads"] = threads;
+  Json levels = Json::array();
+  const auto summary = summarize_levels(points, caches);
+  for (const auto& l : summary)
+    levels.push_back({{"level", l.level},
+                      {"threads", l.threads},
+                      {"capacity_bytes", l.capacity_bytes},
+                      {"working_set_bytes", l.working_set_bytes},
+                      {"read", l.read},
+                      {"write", l.write},
+                      {"copy", l.copy},
+                      {"triad", l.triad},
+                      {"plateau_break_bytes", l.plateau_break_bytes}});
+  j["levels"] = levels;
+  // Per level, the thread count with the highest triad: the roof a full-machine step meets.
+  for (const auto& l : summary) {
+    if (j.contains(l.level) && j[l.level]["triad"].get<double>() >= l.triad) continue;
+    j[l.level] = {{"threads", l.threads},
+                  {"read", l.read},
+                  {"write", l.write},
+                  {"copy", l.copy},
+                  {"triad", l.triad},
+                  {"capacity_bytes", l.capacity_bytes},
+                  {"working_set_bytes", l.working_set_bytes}};
+  }
+  Json curve = Json::array();
+  for (const auto& p : points)
+    curve.push_back({{"kernel", bw_kernel_name(p.kernel)},
+                     {"threads", p.threads},
+                     {"working_set_bytes", p.working_set_bytes},
+                     {"bytes_per_s", p.bytes_per_s}});
+  j["curve"] = curve;
+  return j;
+}
+
+}  // namespace
+
+std::vector<int> probe_thread_counts(int max_threads, bool all) {
+  std::vector<int> out = {1};
+  if (all)
+    for (int t = 2; t < max_threads; t *= 2) out.push_back(t);
+  if (max_threads > 1) out.push_back(max_threads);
+  return out;
+}
+
+nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  auto note = [&](const std::string& stage) {
+    if (progress) progress(stage);
+  };
+  const CpuFeatures cpu = detect_cpu_features();
+  const int max_threads = options.max_threads > 0
+                              ? options.max_threads
+                              : std::max(1, static_cast<int>(allowed_cpus().size()));
+  const ProbeBudget budget = options.thorough ? thorough_budget() : quick_budget();
+  const std::vector<int> threads = probe_thread_counts(max_threads, options.thorough);
+
+  Json doc;
+  doc["plumb_probe_version"] = kProbeDocumentVersion;
+  doc["mode"] = options.thorough ? "thorough" : "quick";
+  doc["measured_at"] = run::utc_now_iso8601();
+  doc["max_threads"] = max_threads;
+
+  note("core clock");
+  const FrequencyInfo freq = detect_frequency();
+  const auto caches = read_cache_levels();
+  doc["machine"] = machine_json(cpu, freq, caches);
+
+  note("GEMM peaks");
+  const auto gemms =
+      measure_gemm_peaks(options.thorough ? 2048 : 1024, threads, options.thorough ? 1.0 : 0.1);
+  Json peaks;
+  for (PeakDtype dtype : kDtypes) {
+    note(std::string("instruction peak ") + peak_dtype_name(dtype));
+    const InstructionPeak peak =
+        measure_instruction_peak(dtype, max_threads, budget.peak_seconds_per_point);
+    peaks[peak_dtype_name(dtype)] = dtype_json(dtype, peak, gemms, cpu, freq);
+  }
+  doc["peaks"] = peaks;
+
+  note("memory bandwidth");
+  BwSweepOptions sweep;
+  sweep.working_sets = default_working_sets(caches, options.thorough, max_threads);
+  sweep.threads = threads;
+  sweep.seconds_per_point = budget.bw_seconds_per_point;
+  doc["bandwidth"] = bandwidth_json(sweep_bandwidth(sweep), caches, threads);
+  doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return doc;
+}
+
+}  // namespace plumb::platform

@@ -1,0 +1,74 @@
+// Persistence of machine-ceilings probes: the `probes` table (schema v3).
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/store/results_store.h"
+#include "plumb/store/rows.h"
+#include "plumb/store/schema.h"
+
+namespace plumb::store {
+namespace {
+
+StoredProbe read_probe_row(const SQLite::Statement& st) {
+  StoredProbe p;
+  p.id = st.getColumn("id").getInt64();
+  p.machine = st.getColumn("machine").getString();
+  p.mode = st.getColumn("mode").getString();
+  p.measured_at = st.getColumn("measured_at").getString();
+  p.seconds = st.getColumn("seconds").getDouble();
+  p.document = nlohmann::ordered_json::parse(st.getColumn("json").getString());
+  p.environment =
+      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
+  return p;
+}
+
+std::vector<StoredProbe> query_probes(SQLite::Database& db, const std::string& where,
+                                      const std::string& machine) {
+  if (!detail::has_table(db, "probes")) return {};
+  SQLite::Statement q(db,
+                      "SELECT p.*, e.json AS env_json FROM probes p JOIN environments e ON "
+                      "e.id = p.environment_id " +
+                          where);
+  if (!machine.empty()) q.bind(":m", machine);
+  std::vector<StoredProbe> out;
+  while (q.executeStep()) out.push_back(read_probe_row(q));
+  return out;
+}
+
+}  // namespace
+
+int64_t ResultsStore::save_probe(const StoredProbe& probe) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t environment_id = detail::save_environment(*db_, probe.environment);
+    const int64_t id = detail::Row()
+                           .text("machine", probe.machine)
+                           .text("mode", probe.mode)
+                           .text("measured_at", probe.measured_at)
+                           .real("seconds", probe.seconds)
+                           .integer("environment_id", environment_id)
+                           .text("json", probe.document.dump())
+                           .insert_into(*db_, "probes");
+    tx.commit();
+    return id;
+  } catch (const SQLite::Exception& e) {
+    detail::rethrow_save_error(e, "probe of this machine", path_);
+  }
+}
+
+std::optional<StoredProbe> ResultsStore::latest_probe(const std::string& machine,
+                                                      bool thorough_only) const {
+  auto found = query_probes(*db_,
+                            std::string("WHERE p.machine = :m") +
+                                (thorough_only ? " AND p.mode = 'thorough'" : "") +
+                                " ORDER BY p.id DESC LIMIT 1",
+                            machine);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
+}
+
+std::vector<StoredProbe> ResultsStore::load_probes() const {
+  return query_probes(*db_, "ORDER BY p.id", "");
+}
+
+}  // namespace plumb::store

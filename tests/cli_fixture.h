@@ -1,0 +1,65 @@
+// The CLI test fixture: runs the real plumb binary in a fresh temporary directory and
+// captures its exit code, stdout and stderr.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace plumb::testing {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/plumb_cli_XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result plumb(const std::string& args) {
+    const std::string cmd = std::string(PLUMB_BINARY) + " " + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  }
+
+  std::string db() const { return (dir_ / "plumb.db").string(); }
+
+  // A fast autoenc run (tiny MLP) so CLI tests take seconds.
+  static std::string quick_run_args() {
+    return "run autoenc --mode train --batch 8 --set hidden=16 --set latent=4 --threads 1 "
+           "--max-time 2 --min-samples 5 --target-ci 0.5";
+  }
+
+  void expect_usage_error(const std::string& args, const std::string& needle) {
+    Result r = plumb(args);
+    EXPECT_EQ(r.code, 2) << args << "\nstderr: " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\nstdout: " << r.out;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace plumb::testing

@@ -1,0 +1,167 @@
+// End-to-end tests of the platform commands: plumb probe (every dtype and memory level
+// reported, unsupported dtypes stated, stored and reused, nothing stored when interrupted),
+// plumb roofline (every layer placed with a bound), plumb info --intensity and plumb project.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb {
+namespace {
+
+using testing::Cli;
+using testing::Result;
+using testing::slurp;
+
+// A quick probe on one thread: the cheapest real probe (a few seconds).
+constexpr const char* kQuickProbe = "probe --quick --threads 1 --json --db ";
+
+TEST_F(Cli, ProbeReportsEveryDtypeAndLevelAndIsReused) {
+  Result r = plumb(kQuickProbe + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["reused"].get<bool>());
+  EXPECT_EQ(j["mode"], "quick");
+  for (const char* dtype : {"fp32", "fp64", "bf16", "fp16", "int8"}) {
+    ASSERT_TRUE(j["peaks"].contains(dtype)) << dtype;
+    const auto& p = j["peaks"][dtype];
+    if (p["supported"].get<bool>()) {
+      EXPECT_GT(p["instruction_flops"].get<double>(), 0) << dtype;
+      EXPECT_EQ(p["by_threads"][0]["threads"], 1) << dtype;
+    } else {
+      // Unsupported is stated with its reason, never a number.
+      EXPECT_FALSE(p["reason"].get<std::string>().empty()) << dtype;
+      EXPECT_EQ(p["instruction_flops"].get<double>(), 0) << dtype;
+      EXPECT_TRUE(p["by_threads"].empty()) << dtype;
+    }
+  }
+  // fp32 runs everywhere plumb builds: an instruction peak and a library GEMM.
+  ASSERT_TRUE(j["peaks"]["fp32"]["supported"].get<bool>());
+  const double fp32 = j["peaks"]["fp32"]["instruction_flops"].get<double>();
+  const double gemm = j["peaks"]["fp32"]["gemm_flops"].get<double>();
+  EXPECT_GT(gemm, 0);
+  // A real GEMM cannot beat the instruction roof by much (timer noise allowance only).
+  EXPECT_LT(gemm, 1.15 * fp32);
+  std::set<std::string> levels;
+  for (const auto& l : j["bandwidth"]["levels"]) {
+    levels.insert(l["level"].get<std::string>());
+    EXPECT_GT(l["triad"].get<double>(), 0);
+    EXPECT_EQ(l["threads"], 1);
+  }
+  EXPECT_TRUE(levels.count("l1") && levels.count("dram")) << r.out.substr(0, 400);
+  EXPECT_GT(j["bandwidth"]["dram"]["triad"].get<double>(), 0);
+  // Cache bandwidth exceeds DRAM bandwidth: the probe measured a hierarchy, not noise.
+  EXPECT_GT(j["bandwidth"]["l1"]["read"].get<double>(),
+            j["bandwidth"]["dram"]["read"].get<double>());
+
+  Result again = plumb(kQuickProbe + db());
+  ASSERT_EQ(again.code, 0) << again.err;
+  const auto k = nlohmann::json::parse(again.out);
+  EXPECT_TRUE(k["reused"].get<bool>());
+  EXPECT_EQ(k["probe_id"], j["probe_id"]);
+  EXPECT_EQ(k["peaks"]["fp32"]["instruction_flops"], j["peaks"]["fp32"]["instruction_flops"]);
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  EXPECT_EQ(store->load_probes().size(), 1u);
+}
+
+TEST_F(Cli, InterruptedProbeStoresNothing) {
+  ASSERT_EQ(plumb(quick_run_args() + " --db " + db()).code, 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string err = (dir_ / "probe.err").string();
+    freopen(err.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(PLUMB_BINARY, PLUMB_BINARY, "probe", "--thorough", "--db", db().c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once it is measuring.
+  for (int i = 0;
+       i < 300 && slurp(dir_ / "probe.err").find("instruction peak") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(kill(child, SIGINT), 0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  EXPECT_TRUE(store->load_probes().empty()) << "an interrupted probe must store nothing";
+  EXPECT_EQ(store->load_runs(false).size(), 1u);
+}
+
+TEST_F(Cli, ProbeBadArguments) {
+  expect_usage_error("probe --quick --thorough --db " + db(), "exclude");
+  expect_usage_error("probe --threads -1 --db " + db(), "--threads");
+}
+
+TEST_F(Cli, RooflinePlacesEveryLayerWithABound) {
+  ASSERT_EQ(plumb(kQuickProbe + db()).code, 0);
+  Result r = plumb(
+      "roofline resnet50 --mode infer --by layer --batch 1 --set image_size=64 --threads 1 "
+      "--steps 1 --max-warmup-time 2 --json --db " +
+      db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["ceilings"]["peak_flops"].get<double>(), 0);
+  EXPECT_FALSE(j["ceilings"]["memory"].empty());
+  std::set<std::string> names;
+  for (const auto& row : j["rows"]) {
+    names.insert(row["name"].get<std::string>());
+    const std::string bound = row["bound"];
+    EXPECT_TRUE(bound == "compute" || bound == "overhead" || bound.rfind("memory:", 0) == 0)
+        << row.dump();
+    for (const char* k : {"flops", "bytes", "intensity", "achieved_flops", "roof_flops", "level",
+                          "roof_fraction", "utilisation", "roofs"})
+      EXPECT_TRUE(row.contains(k)) << k;
+  }
+  for (const char* layer : {"conv1", "layer1.0.conv1", "layer1.0.conv2", "layer4.2.conv3", "fc"})
+    EXPECT_TRUE(names.count(layer)) << layer;
+  EXPECT_GT(j["step"]["utilisation"].get<double>(), 0);
+  expect_usage_error("roofline resnet50 --by category --db " + db(), "op or layer");
+  expect_usage_error("roofline resnet50 --peak vector --db " + db(), "instruction or gemm");
+}
+
+TEST_F(Cli, InfoIntensityAndProjectionOfResnet50) {
+  Result r = plumb("info resnet50 --intensity --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out)["intensity"];
+  EXPECT_EQ(j["batch"], 1);
+  // conv1 at batch 1 by hand: 2 x 64 x 3 x 7 x 7 x 112 x 112 = 236,027,904 ops over
+  // 64 x 3 x 7 x 7 = 9,408 weights; activations 3 x 224 x 224 in + 64 x 112 x 112 out.
+  bool found = false;
+  for (const auto& l : j["layers"])
+    if (l["name"] == "conv1") {
+      found = true;
+      EXPECT_DOUBLE_EQ(l["ops"].get<double>(), 236027904.0);
+      EXPECT_DOUBLE_EQ(l["parameters"].get<double>(), 9408.0);
+      EXPECT_DOUBLE_EQ(l["activation_elements"].get<double>(), 150528.0 + 802816.0);
+      EXPECT_DOUBLE_EQ(l["ops_per_weight"].get<double>(), 236027904.0 / 9408.0);
+    }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(j["layers"].size(), 54u);  // 53 convolutions + the FC, BN/ReLU/pool fused
+  EXPECT_TRUE(j["unmatched_layers"].empty());
+
+  Result p = plumb("project resnet50 --onchip-mb 0,64 --onchip-gbs 1000 --json");
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto k = nlohmann::json::parse(p.out);
+  ASSERT_EQ(k["points"].size(), 2u);
+  // With no on-chip memory every weight streams from DRAM; 64 MB holds all 25.5 M int8
+  // weights, so the projection must be faster.
+  EXPECT_GT(k["points"][0]["time_s"].get<double>(), k["points"][1]["time_s"].get<double>());
+  EXPECT_NEAR(k["points"][1]["onchip_weight_bytes"].get<double>(), 25.5e6, 0.1e6);
+  expect_usage_error("project resnet50 --onchip-gbs 0", "--onchip-gbs");
+  expect_usage_error("project resnet50 --peak-tops -1", "positive");
+}
+
+}  // namespace
+}  // namespace plumb
