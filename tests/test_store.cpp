@@ -446,6 +446,42 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
   }
 }
 
+// A file written by an older plumb (here v1: runs only, and v2: no probes) is upgraded in
+// place on the first writing open: its runs stay, the newer tables appear, and probes can be
+// stored and read back.
+TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
+  for (int version : {1, 2}) {
+    const std::string db = file("v" + std::to_string(version) + ".db");
+    ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+    {
+      SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+      raw.exec("DROP TABLE probes");
+      if (version < 2) raw.exec("DROP TABLE op_stats; DROP TABLE profiles");
+      raw.exec("PRAGMA user_version = " + std::to_string(version));
+    }
+    // Read-only: readable as it is, without probes.
+    EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_probes().empty());
+    auto store = ResultsStore::open(db);
+    EXPECT_EQ(store->load_runs(false).size(), 1u) << "v" << version;
+    StoredProbe probe;
+    probe.machine = "m";
+    probe.mode = "quick";
+    probe.measured_at = "2026-01-01T00:00:00Z";
+    probe.seconds = 1.5;
+    probe.document = {{"peaks", {{"fp32", {{"instruction_flops", 1e11}}}}}};
+    probe.environment = make_environment();
+    const int64_t id = store->save_probe(probe);
+    const auto latest = store->latest_probe("m", /*thorough_only=*/false);
+    ASSERT_TRUE(latest.has_value());
+    EXPECT_EQ(latest->id, id);
+    EXPECT_EQ(latest->document, probe.document);
+    EXPECT_FALSE(store->latest_probe("m", /*thorough_only=*/true).has_value());
+    EXPECT_FALSE(store->latest_probe("other machine", false).has_value());
+    SQLite::Database raw(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  }
+}
+
 TEST_F(StoreTest, RefusesNewerSchemaAndLeavesItUntouched) {
   const std::string db = file("plumb.db");
   ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
