@@ -64,6 +64,14 @@ TEST_F(Cli, ProbeReportsEveryDtypeAndLevelAndIsReused) {
   EXPECT_GT(j["bandwidth"]["l1"]["read"].get<double>(),
             j["bandwidth"]["dram"]["read"].get<double>());
 
+  // No GPU in CI: said so, with the reason; with one, a GEMM peak and a bandwidth.
+  if (j["gpu"]["available"].get<bool>()) {
+    EXPECT_GT(j["gpu"]["peaks"]["fp32"]["gemm_flops"].get<double>(), 0);
+    EXPECT_GT(j["gpu"]["bandwidth"]["copy"].get<double>(), 0);
+  } else {
+    EXPECT_FALSE(j["gpu"]["reason"].get<std::string>().empty());
+  }
+
   Result again = plumb(kQuickProbe + db());
   ASSERT_EQ(again.code, 0) << again.err;
   const auto k = nlohmann::json::parse(again.out);

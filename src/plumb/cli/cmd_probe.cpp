@@ -78,6 +78,17 @@ void print_probe(const ProbeChoice& choice) {
                 drop > 0 ? format_number(drop / 1024.0, 0) + " KiB" : "-"});
   }
   bw.print(std::cout);
+  const auto& gpu = d.at("gpu");
+  if (!gpu.at("available").get<bool>()) {
+    std::cout << "\nGPU: " << gpu.at("reason").get<std::string>() << '\n';
+    return;
+  }
+  std::cout << "\nGPU " << gpu.at("device").get<std::string>() << ": memory copy "
+            << giga(gpu.at("bandwidth").at("copy").get<double>()) << " GB/s; GEMM";
+  for (const auto& [dtype, p] : gpu.at("peaks").items())
+    std::cout << ' ' << dtype << ' '
+              << (p.at("supported").get<bool>() ? giga(p.at("gemm_flops").get<double>()) : "-");
+  std::cout << " G(FL)OP/s\n";
 }
 
 }  // namespace

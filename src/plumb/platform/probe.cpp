@@ -8,6 +8,7 @@
 #include "plumb/platform/bandwidth_kernels.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/platform/gemm_peaks.h"
+#include "plumb/platform/gpu_probe.h"
 #include "plumb/platform/peak_kernels.h"
 #include "plumb/run/step_loop.h"
 
@@ -194,6 +195,8 @@ nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgres
   sweep.threads = threads;
   sweep.seconds_per_point = budget.bw_seconds_per_point;
   doc["bandwidth"] = bandwidth_json(sweep_bandwidth(sweep), caches, threads);
+  note("GPU");
+  doc["gpu"] = probe_gpu(options.thorough);
   doc["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return doc;
 }
