@@ -103,6 +103,8 @@ rows = []  # (figure, threads, working set, plumb, likwid, likwid command)
 fp32 = doc["peaks"]["fp32"]
 peak_threads = {p["threads"]: p["flops"] for p in fp32["by_threads"]}
 dram = {l["threads"]: l for l in doc["bandwidth"]["levels"] if l["level"] == "dram"}
+curve = {(p["kernel"], p["threads"], p["working_set_bytes"]): p["bytes_per_s"]
+         for p in doc["bandwidth"].get("curve", doc["bandwidth"].get("points", []))}
 threads = sorted(set(peak_threads) & set(dram)) or sorted(peak_threads)
 busy_before = busy_fraction()
 for t in threads:
@@ -113,10 +115,13 @@ for t in threads:
     if t not in dram:
         continue
     level = dram[t]
-    ws = level["working_set_bytes"]
+    ws = level["working_set_bytes"]  # where plumb's best DRAM triad was measured
     for ours, test in (("triad", "stream"), ("copy", "copy"), ("read", "load"), ("write", "store")):
+        # plumb's own point at exactly this size and thread count where the document has the
+        # curve (the level value is the best over all DRAM-sized points: not like for like).
+        mine = curve.get((ours, t, ws), level[ours])
         theirs, cmd = likwid(k[test], ws, t, "MByte/s")
-        rows.append((f"DRAM {ours} GB/s", t, ws, level[ours], theirs, cmd))
+        rows.append((f"DRAM {ours} GB/s", t, ws, mine, theirs, cmd))
 busy_after = busy_fraction()
 
 print(f"plumb probe ({doc.get('mode', '?')}) vs likwid-bench (best of {repeat} runs each); "

@@ -5,19 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <utility>
 
+#include "plumb/analysis/input_checks.h"
 #include "plumb/core/errors.h"
 
 namespace plumb::analysis {
 namespace {
-
-std::string str(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
 
 void validate(const LayerTraffic& layer) {
   const std::pair<const char*, double> fields[] = {
@@ -27,8 +21,8 @@ void validate(const LayerTraffic& layer) {
       {"element_bytes", layer.element_bytes}};
   for (const auto& [field, value] : fields) {
     if (!(value >= 0) || !std::isfinite(value)) {
-      throw UsageError("intensity: layer '" + layer.layer + "' has " + field + " = " + str(value) +
-                       "; counts must be finite and non-negative");
+      throw UsageError("intensity: layer '" + layer.layer + "' has " + field + " = " +
+                       number_text(value) + "; counts must be finite and non-negative");
     }
   }
   if (!(layer.element_bytes > 0)) {
@@ -36,7 +30,7 @@ void validate(const LayerTraffic& layer) {
                      "' has element_bytes = 0; give the element size (4 for fp32, 1 for int8)");
   }
   if (layer.ops > 0 && layer.weight_elements == 0 && layer.activation_elements == 0) {
-    throw UsageError("intensity: layer '" + layer.layer + "' has " + str(layer.ops) +
+    throw UsageError("intensity: layer '" + layer.layer + "' has " + number_text(layer.ops) +
                      " ops but no weight or activation elements; its traffic is missing");
   }
 }

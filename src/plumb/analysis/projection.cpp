@@ -4,23 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <utility>
 
+#include "plumb/analysis/input_checks.h"
 #include "plumb/core/errors.h"
 
 namespace plumb::analysis {
 namespace {
-
-std::string str(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
-
-bool is_positive_finite(double x) {
-  return x > 0 && std::isfinite(x);
-}
 
 void validate(const Accelerator& acc) {
   const std::pair<const char*, double> rates[] = {
@@ -29,12 +19,13 @@ void validate(const Accelerator& acc) {
       {"on-chip bandwidth (--onchip-gbs)", acc.onchip_bytes_per_s}};
   for (const auto& [what, value] : rates) {
     if (!is_positive_finite(value)) {
-      throw UsageError("projection: " + std::string(what) + " is " + str(value) +
+      throw UsageError("projection: " + std::string(what) + " is " + number_text(value) +
                        "; it must be positive and finite");
     }
   }
   if (!(acc.onchip_bytes >= 0)) {  // also rejects NaN; +inf means unlimited
-    throw UsageError("projection: on-chip capacity (--onchip-mb) is " + str(acc.onchip_bytes) +
+    throw UsageError("projection: on-chip capacity (--onchip-mb) is " +
+                     number_text(acc.onchip_bytes) +
                      "; use 0 for no on-chip memory or a positive size");
   }
 }
@@ -45,8 +36,8 @@ void validate(const LayerDemand& layer) {
                                                    {"activation_bytes", layer.activation_bytes}};
   for (const auto& [field, value] : fields) {
     if (!(value >= 0) || !std::isfinite(value)) {
-      throw UsageError("projection: layer '" + layer.layer + "' has " + field + " = " + str(value) +
-                       "; demands must be finite and non-negative");
+      throw UsageError("projection: layer '" + layer.layer + "' has " + field + " = " +
+                       number_text(value) + "; demands must be finite and non-negative");
     }
   }
 }

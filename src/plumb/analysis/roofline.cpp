@@ -8,9 +8,9 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <utility>
 
+#include "plumb/analysis/input_checks.h"
 #include "plumb/core/errors.h"
 
 namespace plumb::analysis {
@@ -20,19 +20,9 @@ constexpr const char* kCompute = "compute";
 constexpr const char* kOverhead = "overhead";
 constexpr const char* kMemoryPrefix = "memory:";
 
-std::string str(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
-
-bool is_positive_finite(double x) {
-  return x > 0 && std::isfinite(x);
-}
-
 void validate(const Ceilings& ceilings) {
   if (!is_positive_finite(ceilings.peak_flops)) {
-    throw UsageError("roofline: peak FLOP/s is " + str(ceilings.peak_flops) +
+    throw UsageError("roofline: peak FLOP/s is " + number_text(ceilings.peak_flops) +
                      "; it must be positive and finite (re-measure with `plumb probe --refresh`)");
   }
   if (ceilings.memory.empty()) {
@@ -49,7 +39,8 @@ void validate(const Ceilings& ceilings) {
                        "' appears twice; give each level once");
     }
     if (!is_positive_finite(roof.bytes_per_s)) {
-      throw UsageError("roofline: bandwidth of '" + roof.level + "' is " + str(roof.bytes_per_s) +
+      throw UsageError("roofline: bandwidth of '" + roof.level + "' is " +
+                       number_text(roof.bytes_per_s) +
                        " bytes/s; it must be positive and finite (re-measure with `plumb probe "
                        "--refresh`)");
     }
@@ -68,7 +59,7 @@ void validate(const WorkItem& item) {
                                                    {"seconds", item.seconds}};
   for (const auto& [field, value] : fields) {
     if (!(value >= 0) || !std::isfinite(value)) {
-      throw UsageError("roofline: '" + item.name + "' has " + field + " = " + str(value) +
+      throw UsageError("roofline: '" + item.name + "' has " + field + " = " + number_text(value) +
                        "; work and time must be finite and non-negative");
     }
   }
@@ -121,7 +112,7 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
   validate(ceilings);
   validate(item);
   if (!(overhead_fraction >= 0 && overhead_fraction <= 1)) {
-    throw UsageError("roofline: overhead fraction " + str(overhead_fraction) +
+    throw UsageError("roofline: overhead fraction " + number_text(overhead_fraction) +
                      " is outside [0, 1]; use e.g. 0.1 (below 10% of the roof = overhead)");
   }
 
