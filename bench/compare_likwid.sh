@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --plumb) plumb="$2"; shift 2 ;;
     --mode) mode="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

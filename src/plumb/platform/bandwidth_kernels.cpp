@@ -437,9 +437,10 @@ std::vector<CacheLevel> data_levels(const std::vector<CacheLevel>& caches) {
 }
 
 constexpr int64_t kKiB = 1024;
-// Smallest relative drop taken for a plateau break: run-to-run noise stays under it on an
-// idle machine, a cache-level transition (even a gradual one) exceeds it.
-constexpr double kMinBreakDrop = 0.05;
+// Smallest relative drop taken for a plateau break: above the run-to-run noise of an idle
+// machine (~2%), below the steepest step of a gradual transition (Zen 4's L2 -> victim L3
+// declines ~15% over an octave, in steps of 3-5% at 4 points per octave).
+constexpr double kMinBreakDrop = 0.03;
 
 }  // namespace
 
@@ -565,14 +566,15 @@ std::vector<LevelBandwidth> summarize_levels(const std::vector<BwPoint>& points,
   return out;
 }
 
-// Quick: 0.1 s x (4 dtypes x 2 thread counts) of peaks + 0.05 s x (4 kernels x 4 sizes x 2
-// thread counts) of bandwidth ~ 3.5 s on 2 cores, calibration and page faults included.
-// Thorough: 0.4 s and 0.12 s per point, ~60 s for the 57-size sweep at 1..2 threads.
+// Measured on the 2-vCPU Zen 4 VM, idle: quick (0.1 s x 4 dtypes x 2 thread counts of peaks,
+// 0.05 s x 4 kernels x 4 sizes x 2 thread counts of bandwidth, clock and page faults
+// included) 2.7 s; thorough (0.4 s; 0.1 s x 4 kernels x 57 sizes x 2) about 40 s. Preempted
+// repetitions are retried, so a busy machine takes up to twice as long.
 ProbeBudget quick_budget() {
   return {0.1, 0.05};
 }
 ProbeBudget thorough_budget() {
-  return {0.4, 0.12};
+  return {0.4, 0.1};
 }
 
 }  // namespace plumb::platform

@@ -81,7 +81,7 @@ struct LevelBandwidth {
 // share of a private level times threads; a level shared by k CPUs counts once per k threads,
 // assuming consecutive CPUs share it). Sizes at least twice the level below are preferred,
 // so the plateau is not the tail of the faster level. DRAM: sizes >= 4 x the last level.
-// plateau_break_bytes: the largest sustained relative drop (>= 5%; the two sizes after it
+// plateau_break_bytes: the largest sustained relative drop (>= 3%; the two sizes after it
 // both below, the size before it not a spike) of the read curve (else another kernel's)
 // between consecutive sizes at most an octave apart, searched between the geometric
 // midpoints to the neighbouring levels. Ordered by level, then threads. Empty when `caches`

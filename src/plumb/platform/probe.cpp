@@ -70,18 +70,31 @@ Json dtype_json(PeakDtype dtype, const InstructionPeak& peak, const std::vector<
   j["reason"] = peak.unsupported_reason;
   j["instruction_flops"] = peak.best_ops_per_s;
   j["instruction_threads"] = peak.best_threads;
-  const double hz = freq.measured_hz > 0 ? freq.measured_hz : freq.nominal_hz;
+  // Theoretical peaks use the clock measured while that many threads were busy (boost
+  // clocks drop with load) and physical cores, not threads (SMT siblings share FMA units).
+  const double idle_hz = freq.measured_hz > 0 ? freq.measured_hz : freq.nominal_hz;
+  auto theoretical = [&](const PeakPoint& p) {
+    const double hz = p.clock_hz > 0 ? p.clock_hz : idle_hz;
+    return theoretical_peak_flops(dtype, cpu, hz, cores_used_by(p.threads));
+  };
+  const PeakPoint* best_point = nullptr;
+  for (const auto& p : peak.by_threads)
+    if (p.threads == peak.best_threads) best_point = &p;
   j["theoretical_flops"] =
-      json_number(theoretical_peak_flops(dtype, cpu, hz, std::max(1, peak.best_threads)));
-  j["theoretical_clock_hz"] = hz;
+      json_number(best_point != nullptr ? theoretical(*best_point) : std::nan(""));
+  j["theoretical_clock_hz"] =
+      best_point != nullptr && best_point->clock_hz > 0 ? best_point->clock_hz : idle_hz;
   Json rows = Json::array();
   for (const auto& p : peak.by_threads) {
-    const double theory = theoretical_peak_flops(dtype, cpu, hz, p.threads);
-    rows.push_back({{"threads", p.threads},
-                    {"flops", p.ops_per_s},
-                    {"theoretical_flops", theory},
-                    {"fraction_of_theoretical",
-                     json_number(theory > 0 ? p.ops_per_s / theory : std::nan(""))}});
+    const double theory = theoretical(p);
+    rows.push_back(
+        {{"threads", p.threads},
+         {"flops", p.ops_per_s},
+         {"clock_hz", p.clock_hz},
+         {"cores", cores_used_by(p.threads)},
+         {"theoretical_flops", theory},
+         {"fraction_of_theoretical", json_number(theory > 0 ? p.ops_per_s / theory : std::nan(""))},
+         {"disturbed", p.disturbed}});
   }
   j["by_threads"] = rows;
   // The best supported GEMM of any library is the dtype's practical ceiling.
@@ -139,7 +152,8 @@ Json bandwidth_json(const std::vector<BwPoint>& points, const std::vector<CacheL
     curve.push_back({{"kernel", bw_kernel_name(p.kernel)},
                      {"threads", p.threads},
                      {"working_set_bytes", p.working_set_bytes},
-                     {"bytes_per_s", p.bytes_per_s}});
+                     {"bytes_per_s", p.bytes_per_s},
+                     {"disturbed", p.disturbed}});
   j["curve"] = curve;
   return j;
 }
