@@ -8,6 +8,13 @@ mkdir -p "$out"
 bash bench/run_pytorch_compare.sh --rounds 5 | tee "$out/pytorch_compare.txt"
 ./build/bench/plumb_bench_observer_overhead resnet50 train 8 2 10 3 | tee "$out/observer_overhead.txt"
 ./build/bench/plumb_bench_observer_overhead seq2seq train 8 2 10 3 | tee -a "$out/observer_overhead.txt"
+./build/bench/plumb_bench_observer_overhead seq2seq train 8 1 10 3 | tee -a "$out/observer_overhead.txt"
 ./build/bench/plumb_bench_gemm_crosscheck | tee "$out/gemm_crosscheck.txt"
 /usr/bin/python3 bench/compare_profiler_flops.py --model resnet50 --mode infer | tee "$out/profiler_flops.txt"
 /usr/bin/python3 bench/compare_profiler_flops.py --model resnet50 --mode train | tee -a "$out/profiler_flops.txt"
+bash bench/compare_likwid.sh --mode thorough --repeat 3 | tee "$out/likwid_compare.txt"
+db=$(mktemp -d)/probe.db
+for mode in quick thorough; do
+  /usr/bin/time -f "plumb probe --$mode: %e s wall" ./build/plumb probe --$mode --db "$db" 2>&1 |
+    tail -1 | tee -a "$out/probe_time.txt"
+done

@@ -36,11 +36,16 @@ double gemm_ops(int64_t size) {
   return 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
 }
 
-GemmPeak torch_fp32(int64_t size, int threads, double seconds) {
-  GemmPeak p{"fp32", "openblas (libtorch mm)", true, "", "at::mm", size, threads, 0};
+// LibTorch's own CPU GEMM for fp32/fp64 is OpenBLAS (s/dgemm): what the workloads' linear
+// layers run on.
+GemmPeak torch_mm(const char* dtype, torch::ScalarType type, int64_t size, int threads,
+                  double seconds) {
+  GemmPeak p{dtype, "openblas (libtorch mm)", true, "", "at::mm", size, threads, 0};
   torch::NoGradGuard no_grad;
-  const auto a = torch::full({size, size}, 0.5f), b = torch::full({size, size}, 0.25f);
-  auto c = torch::empty({size, size});
+  const auto options = torch::TensorOptions().dtype(type);
+  const auto a = torch::full({size, size}, 0.5, options);
+  const auto b = torch::full({size, size}, 0.25, options);
+  auto c = torch::empty({size, size}, options);
   p.ops_per_s = gemm_ops(size) / best_call_seconds([&] { at::mm_out(c, a, b); }, seconds);
   return p;
 }
@@ -107,7 +112,8 @@ std::vector<GemmPeak> measure_gemm_peaks(int64_t size, const std::vector<int>& t
   for (int n : threads) {
     // LibTorch and oneDNN share the OpenMP runtime; OpenBLAS has its own pool: both follow.
     run::apply_threads(n);
-    out.push_back(torch_fp32(size, n, seconds));
+    out.push_back(torch_mm("fp32", torch::kFloat32, size, n, seconds));
+    out.push_back(torch_mm("fp64", torch::kFloat64, size, n, seconds));
     for (const auto& t : types) out.push_back(onednn(t, size, n, seconds));
   }
   run::apply_threads(previous);

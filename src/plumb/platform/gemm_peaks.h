@@ -1,6 +1,6 @@
 // What a real matrix-multiply kernel reaches on this machine, per dtype: large square GEMMs
-// through the libraries plumb's workloads run on (OpenBLAS under LibTorch for fp32, oneDNN's
-// matmul for fp32 / bf16 / fp16 / int8). The instruction peak (peak_kernels.h) is the roof;
+// through the libraries plumb's workloads run on (OpenBLAS under LibTorch for fp32 and fp64,
+// oneDNN's matmul for fp32 / bf16 / fp16 / int8). The instruction peak (peak_kernels.h) is the roof;
 // these are the practical ceiling beneath it.
 #pragma once
 
@@ -11,7 +11,7 @@
 namespace plumb::platform {
 
 struct GemmPeak {
-  std::string dtype;    // "fp32", "bf16", "fp16", "int8"
+  std::string dtype;    // "fp32", "fp64", "bf16", "fp16", "int8"
   std::string library;  // "openblas (libtorch mm)" or "onednn matmul"
   bool supported = false;
   std::string reason;          // why not, when unsupported
