@@ -39,6 +39,10 @@ TEST_F(Cli, ListAndInfoJson) {
   ASSERT_EQ(info.code, 0) << info.err;
   auto i = nlohmann::json::parse(info.out);  // stdout is exactly one JSON document
   EXPECT_EQ(i["params"], 25557032);
+  // One 224x224 image through the traced forward pass: convolutions + FC, counted by the cost
+  // model from the real operator calls (torchvision's published figure is 4.09 GMACs).
+  EXPECT_EQ(i["forward_macs"].get<double>(), 4089184256.0);
+  EXPECT_GT(i["forward_flops"].get<double>(), 2 * 4089184256.0);  // + BN, ReLU, pooling, adds
   EXPECT_EQ(i["throughput_unit"], "images/s");
   bool found_fc = false;
   for (const auto& l : i["layers"])

@@ -15,6 +15,7 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/core/text.h"
+#include "plumb/profile/forward_cost.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {
@@ -142,6 +143,7 @@ void add_info_command(CLI::App& app) {
     auto model = w.build(traced, torch::Device(torch::kCPU));
     const int64_t params = count_trainable_parameters(model->module());
     const auto layers = trace_layers(model.get());
+    const profile::ForwardCost forward = profile::forward_cost(*model);
     // Table 1 is per inference at a small batch: 1 unless --batch says otherwise.
     std::optional<ModelTraffic> traffic;
     std::optional<analysis::IntensitySummary> summary;
@@ -161,6 +163,8 @@ void add_info_command(CLI::App& app) {
       out["source"] = w.info.source;
       out["throughput_unit"] = w.info.throughput_unit;
       out["params"] = params;
+      out["forward_macs"] = forward.macs;
+      out["forward_flops"] = forward.flops;
       out["config"] = config.to_json();
       out["layers"] = nlohmann::ordered_json::array();
       for (const auto& l : layers)
@@ -177,7 +181,11 @@ void add_info_command(CLI::App& app) {
               << "source: " << w.info.source << "\n"
               << "suites: " << join(w.info.suites, ", ") << "; domain: " << w.info.domain
               << "; throughput unit: " << w.info.throughput_unit << "\n"
-              << "trainable parameters: " << format_count(params) << "\n\n";
+              << "trainable parameters: " << format_count(params) << "\n"
+              << "forward pass of one example: " << format_number(forward.macs / 1e9, 3)
+              << " GMACs (convolution, linear, "
+              << "matrix products), " << format_number(forward.flops / 1e9, 3)
+              << " GFLOPs (all costed operators)\n\n";
     Table cfg({"config", "value", "meaning"});
     for (const auto& e : config.entries()) cfg.add_row({e.key, Config::value_text(e.value), e.doc});
     cfg.print(std::cout);

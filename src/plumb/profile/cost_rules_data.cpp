@@ -191,6 +191,9 @@ void add_data_rules(CostTable& t) {
             "unsafe_split_with_sizes", "tensor_split"},
            free_op);
   // Aliases and flag changes; contiguous/to/type_as as leaves returned self (see above).
+  // Dropout as a leaf is the eval-mode identity (it returns its input); in training it calls
+  // the operators that do its work and is composite.
+  add_rule(t, {"dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"}, free_op);
   add_rule(t,
            {"detach", "detach_", "alias", "conj", "_conj", "resolve_conj", "resolve_neg",
             "_neg_view", "lift", "lift_fresh", "contiguous", "to", "type_as", "requires_grad_"},

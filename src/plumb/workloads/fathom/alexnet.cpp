@@ -1,0 +1,150 @@
+// alexnet: Fathom's AlexNet image classifier (Krizhevsky, Sutskever & Hinton, ImageNet
+// Classification with Deep Convolutional Neural Networks, NIPS 2012) on 224x224 ImageNet-shaped
+// images.
+//
+// Variant: torchvision.models.alexnet, i.e. the single-tower network of Krizhevsky's "One weird
+// trick for parallelizing convolutional neural networks" (arXiv 2014): 5 convolutions with
+// 64-192-384-256-256 channels, no local response normalisation, no grouped (two-GPU)
+// convolutions, an adaptive 6x6 average pool before the classifier, and 3 fully-connected
+// layers with dropout 0.5 in front of the first two. It is the AlexNet every framework and
+// benchmark since has used; the 2012 two-GPU split was a memory workaround, not architecture.
+// Module names ("features.3", "classifier.4" ...), PyTorch's default initialisation and the
+// parameter count (61,100,840) match torchvision exactly. Training recipe from the 2012 paper:
+// SGD, mini-batch 128, lr 0.01, momentum 0.9, weight decay 5e-4, cross-entropy.
+#include "plumb/workloads/fathom/alexnet.h"
+
+#include <string>
+
+#include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/synthetic_data.h"
+
+namespace plumb::workloads {
+namespace {
+
+namespace nn = torch::nn;
+
+constexpr double kDropout = 0.5;  // paper and torchvision
+
+// Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed to
+// "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
+torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch::Tensor x) {
+  int64_t i = 0;
+  for (auto& child : *seq) {
+    LayerScope scope(prefix + "." + std::to_string(i++));
+    x = scope.output(child.forward(x));
+  }
+  return x;
+}
+
+nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
+  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
+}
+
+// ReLU(inplace=True) as torchvision: saves an allocation and a pass over each feature map.
+nn::ReLU inplace_relu() {
+  return nn::ReLU(nn::ReLUOptions(/*inplace=*/true));
+}
+
+nn::MaxPool2d pool() {
+  return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2));
+}
+
+struct AlexNetImpl : nn::Module {
+  // Index = torchvision's module index; shapes at 224x224 input.
+  explicit AlexNetImpl(int64_t classes)
+      : features(
+            register_module("features", nn::Sequential(conv(3, 64, 11, 4, 2),    // 0 [B,64,55,55]
+                                                       inplace_relu(),           // 1
+                                                       pool(),                   // 2 [B,64,27,27]
+                                                       conv(64, 192, 5, 1, 2),   // 3 [B,192,27,27]
+                                                       inplace_relu(),           // 4
+                                                       pool(),                   // 5 [B,192,13,13]
+                                                       conv(192, 384, 3, 1, 1),  // 6 [B,384,13,13]
+                                                       inplace_relu(),           // 7
+                                                       conv(384, 256, 3, 1, 1),  // 8 [B,256,13,13]
+                                                       inplace_relu(),           // 9
+                                                       conv(256, 256, 3, 1, 1),  // 10 [B,256,13,13]
+                                                       inplace_relu(),           // 11
+                                                       pool()))),                // 12 [B,256,6,6]
+        // Identity at 224x224; makes any input >= 63x63 reach the classifier as 6x6.
+        avgpool(register_module("avgpool",
+                                nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({6, 6})))),
+        classifier(register_module("classifier",
+                                   nn::Sequential(nn::Dropout(kDropout),           // 0
+                                                  nn::Linear(256 * 6 * 6, 4096),   // 1 [B,4096]
+                                                  inplace_relu(),                  // 2
+                                                  nn::Dropout(kDropout),           // 3
+                                                  nn::Linear(4096, 4096),          // 4 [B,4096]
+                                                  inplace_relu(),                  // 5
+                                                  nn::Linear(4096, classes)))) {}  // 6 [B,classes]
+  // No custom initialisation: torchvision's AlexNet keeps PyTorch's defaults (Kaiming-uniform
+  // with a = sqrt(5)), which the LibTorch modules use as well.
+
+  // x: [B, 3, 224, 224] -> logits [B, classes]
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto out = run_children("features", features, x);  // [B,256,6,6]
+    out = run_layer("avgpool", avgpool, out);          // [B,256,6,6]
+    {
+      LayerScope scope("flatten");         // torch.flatten(x, 1) in torchvision's forward: a view
+      out = scope.output(out.flatten(1));  // [B,9216]
+    }
+    return run_children("classifier", classifier, out);  // [B,classes]
+  }
+
+  nn::Sequential features;
+  nn::AdaptiveAvgPool2d avgpool;
+  nn::Sequential classifier;
+};
+TORCH_MODULE(AlexNet);
+
+}  // namespace
+
+Workload make_alexnet() {
+  Workload w;
+  w.info = {"alexnet",
+            {"fathom"},
+            "image classification",
+            "AlexNet, torchvision's single-tower variant (conv 64-192-384-256-256, no LRN, "
+            "FC 4096-4096 with dropout 0.5) on 224x224 ImageNet-shaped images",
+            "Krizhevsky et al., ImageNet Classification with Deep CNNs, NIPS 2012 (training "
+            "recipe: SGD batch 128, lr 0.01, momentum 0.9, wd 5e-4); layers from Krizhevsky, One "
+            "weird trick, arXiv 2014, as in torchvision.models.alexnet; Fathom's alexnet workload",
+            "images/s",
+            4,
+            {"batch=2", "image_size=64", "classes=10"}};
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 128, "mini-batch size (paper: 128)");
+    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
+    c.add_int("image_size", 224, "input height and width (ImageNet crop; >= 63 for 3 pools)", 63);
+    c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+    c.add_double("lr", 0.01, "SGD learning rate (paper: 0.01)");
+    c.add_double("momentum", 0.9, "SGD momentum (paper: 0.9)");
+    c.add_double("weight_decay", 5e-4, "L2 weight decay (paper: 0.0005)");
+    return c;
+  };
+  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
+    config_dtype(c);
+    AlexNet net(c.get_int("classes"));
+    const int64_t batch = c.get_int("batch"), size = c.get_int("image_size");
+    const int64_t classes = c.get_int("classes");
+    auto make_batch = [=]() {
+      Batch b;
+      b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
+                   class_labels(batch, classes, device)};            // [B]
+      b.units = static_cast<double>(batch);
+      return b;
+    };
+    auto optimizer_for = [c](std::vector<torch::Tensor> params) {
+      return std::make_unique<torch::optim::SGD>(params,
+                                                 torch::optim::SGDOptions(c.get_double("lr"))
+                                                     .momentum(c.get_double("momentum"))
+                                                     .weight_decay(c.get_double("weight_decay")));
+    };
+    return make_classifier_model(net, device, make_batch, optimizer_for);
+  };
+  return w;
+}
+
+}  // namespace plumb::workloads

@@ -1,0 +1,168 @@
+// vgg19: Fathom's VGG-19 image classifier (Simonyan & Zisserman, Very Deep Convolutional Networks
+// for Large-Scale Image Recognition, ICLR 2015 / arXiv 2014), configuration E without batch
+// normalisation, on 224x224 ImageNet-shaped images.
+//
+// Layers as torchvision.models.vgg19: 16 3x3 convolutions (padding 1, bias, in-place ReLU) in
+// five stages of 64-128-256-512-512 channels (2-2-4-4-4 convolutions), each closed by a 2x2
+// max pool; an adaptive 7x7 average pool (the identity at 224x224; lets inputs down to 32x32
+// reach the classifier); FC 25088-4096-4096-classes with dropout 0.5 after the first two, as in
+// the paper. Module names ("features.34", "classifier.6" ...), initialisation (Kaiming-normal
+// fan-out convolutions, N(0, 0.01) linear weights, zero biases) and the parameter count
+// (143,667,240) match torchvision exactly. Fathom's own code registered one of these layers under
+// the wrong name; here every name comes from the same table torchvision builds from.
+// Training recipe from the paper: SGD, mini-batch 256, lr 0.01, momentum 0.9, weight decay
+// 5e-4, cross-entropy.
+#include "plumb/workloads/fathom/vgg19.h"
+
+#include <array>
+#include <string>
+
+#include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/synthetic_data.h"
+
+namespace plumb::workloads {
+namespace {
+
+namespace nn = torch::nn;
+
+constexpr double kDropout = 0.5;  // paper and torchvision
+
+// torchvision's cfgs["E"]: output channels of each 3x3 convolution, 0 = 2x2 max pool.
+// Feature-map sizes at 224x224: 224 -> 112 -> 56 -> 28 -> 14 -> 7 after each pool.
+constexpr int64_t kPool = 0;
+constexpr std::array<int64_t, 21> kConfigE = {
+    64,  64,  kPool,              // features.0-4:   [B,64,224,224]  -> [B,64,112,112]
+    128, 128, kPool,              // features.5-9:   [B,128,112,112] -> [B,128,56,56]
+    256, 256, 256,   256, kPool,  // features.10-18: [B,256,56,56]   -> [B,256,28,28]
+    512, 512, 512,   512, kPool,  // features.19-27: [B,512,28,28]   -> [B,512,14,14]
+    512, 512, 512,   512, kPool,  // features.28-36: [B,512,14,14]   -> [B,512,7,7]
+};
+
+// Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed to
+// "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
+torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch::Tensor x) {
+  int64_t i = 0;
+  for (auto& child : *seq) {
+    LayerScope scope(prefix + "." + std::to_string(i++));
+    x = scope.output(child.forward(x));
+  }
+  return x;
+}
+
+// ReLU(inplace=True) as torchvision: saves an allocation and a pass over each feature map.
+nn::ReLU inplace_relu() {
+  return nn::ReLU(nn::ReLUOptions(/*inplace=*/true));
+}
+
+// torchvision's make_layers(cfgs["E"], batch_norm=False): conv, relu pairs and pools, indexed
+// in one Sequential (features.0 = first conv, features.36 = last pool).
+nn::Sequential make_features() {
+  nn::Sequential seq;
+  int64_t in = 3;
+  for (int64_t v : kConfigE) {
+    if (v == kPool) {
+      seq->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2)));  // [B,C,H/2,W/2]
+    } else {
+      seq->push_back(nn::Conv2d(nn::Conv2dOptions(in, v, 3).padding(1)));  // [B,v,H,W]
+      seq->push_back(inplace_relu());
+      in = v;
+    }
+  }
+  return seq;
+}
+
+struct Vgg19Impl : nn::Module {
+  explicit Vgg19Impl(int64_t classes)
+      : features(register_module("features", make_features())),  // [B,512,7,7] at 224
+        avgpool(register_module("avgpool",
+                                nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({7, 7})))),
+        classifier(register_module("classifier",
+                                   nn::Sequential(nn::Linear(512 * 7 * 7, 4096),  // 0 [B,4096]
+                                                  inplace_relu(),                 // 1
+                                                  nn::Dropout(kDropout),          // 2
+                                                  nn::Linear(4096, 4096),         // 3 [B,4096]
+                                                  inplace_relu(),                 // 4
+                                                  nn::Dropout(kDropout),          // 5
+                                                  nn::Linear(4096, classes)))) {  // 6 [B,classes]
+    // torchvision's VGG init_weights: Kaiming-normal (fan_out, relu) convolutions, N(0, 0.01)
+    // linear weights, zero biases. (The defaults would give the FC layers a different scale.)
+    for (auto& m : modules(/*include_self=*/false)) {
+      if (auto* c = m->as<nn::Conv2d>()) {
+        nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
+        nn::init::zeros_(c->bias);
+      } else if (auto* fc = m->as<nn::Linear>()) {
+        nn::init::normal_(fc->weight, 0.0, 0.01);
+        nn::init::zeros_(fc->bias);
+      }
+    }
+  }
+
+  // x: [B, 3, 224, 224] -> logits [B, classes]
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto out = run_children("features", features, x);  // [B,512,7,7]
+    out = run_layer("avgpool", avgpool, out);          // [B,512,7,7]
+    {
+      LayerScope scope("flatten");         // torch.flatten(x, 1) in torchvision's forward: a view
+      out = scope.output(out.flatten(1));  // [B,25088]
+    }
+    return run_children("classifier", classifier, out);  // [B,classes]
+  }
+
+  nn::Sequential features;
+  nn::AdaptiveAvgPool2d avgpool;
+  nn::Sequential classifier;
+};
+TORCH_MODULE(Vgg19);
+
+}  // namespace
+
+Workload make_vgg19() {
+  Workload w;
+  w.info = {"vgg19",
+            {"fathom"},
+            "image classification",
+            "VGG-19 (configuration E, no batch norm: 16 3x3 convs 64-128-256-512-512, FC "
+            "4096-4096 with dropout 0.5) on 224x224 ImageNet-shaped images, torchvision's layer "
+            "names and initialisation",
+            "Simonyan & Zisserman, Very Deep Convolutional Networks, ICLR 2015 (configuration E; "
+            "training recipe: SGD batch 256, lr 0.01, momentum 0.9, wd 5e-4); layers and init as "
+            "torchvision.models.vgg19; Fathom's vgg workload",
+            "images/s",
+            4,
+            {"batch=2", "image_size=32", "classes=10"}};
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 256, "mini-batch size (paper: 256)");
+    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
+    c.add_int("image_size", 224, "input height and width (ImageNet crop; >= 32 for 5 pools)", 32);
+    c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+    c.add_double("lr", 0.01, "SGD learning rate (paper: 0.01)");
+    c.add_double("momentum", 0.9, "SGD momentum (paper: 0.9)");
+    c.add_double("weight_decay", 5e-4, "L2 weight decay (paper: 5e-4)");
+    return c;
+  };
+  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
+    config_dtype(c);
+    Vgg19 net(c.get_int("classes"));
+    const int64_t batch = c.get_int("batch"), size = c.get_int("image_size");
+    const int64_t classes = c.get_int("classes");
+    auto make_batch = [=]() {
+      Batch b;
+      b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
+                   class_labels(batch, classes, device)};            // [B]
+      b.units = static_cast<double>(batch);
+      return b;
+    };
+    auto optimizer_for = [c](std::vector<torch::Tensor> params) {
+      return std::make_unique<torch::optim::SGD>(params,
+                                                 torch::optim::SGDOptions(c.get_double("lr"))
+                                                     .momentum(c.get_double("momentum"))
+                                                     .weight_decay(c.get_double("weight_decay")));
+    };
+    return make_classifier_model(net, device, make_batch, optimizer_for);
+  };
+  return w;
+}
+
+}  // namespace plumb::workloads
