@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -59,6 +60,20 @@ class ClassifierModel : public Model {
   std::function<Batch()> make_batch_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
+
+// The keys every ImageNet-shaped classifier has: batch (with the source of its default),
+// dtype (fp32), image_size (224, at least `min_image_size`: what the network's pooling
+// allows) and classes (1000). Optimizer keys are added by each workload with their source.
+Config image_classifier_config(
+    int64_t batch, const std::string& batch_doc, int64_t min_image_size,
+    const std::string& image_doc = "input height and width (ImageNet crop)");
+
+// Synthetic ImageNet-shaped batches sized by the config's batch, image_size and classes:
+// normalised images [B, 3, S, S] and int64 labels [B]; one unit (image) per example.
+std::function<Batch()> image_batches(const Config& config, const torch::Device& device);
+
+// SGD from the config's lr, momentum and weight_decay keys (Nesterov when the recipe says so).
+OptimizerFactory sgd_from_config(const Config& config, bool nesterov = false);
 
 template <typename Net>
 std::unique_ptr<Model> make_classifier_model(Net net, const torch::Device& device,

@@ -17,7 +17,6 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
-#include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
 namespace {
@@ -114,11 +113,8 @@ Workload make_alexnet() {
             4,
             {"batch=2", "image_size=64", "classes=10"}};
   w.default_config = [] {
-    Config c;
-    c.add_int("batch", 128, "mini-batch size (paper: 128)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
-    c.add_int("image_size", 224, "input height and width (ImageNet crop; >= 63 for 3 pools)", 63);
-    c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+    Config c = image_classifier_config(128, "mini-batch size (paper: 128)", 63,
+                                       "input height and width (ImageNet crop; >= 63 for 3 pools)");
     c.add_double("lr", 0.01, "SGD learning rate (paper: 0.01)");
     c.add_double("momentum", 0.9, "SGD momentum (paper: 0.9)");
     c.add_double("weight_decay", 5e-4, "L2 weight decay (paper: 0.0005)");
@@ -127,21 +123,8 @@ Workload make_alexnet() {
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     AlexNet net(c.get_int("classes"));
-    const int64_t batch = c.get_int("batch"), size = c.get_int("image_size");
-    const int64_t classes = c.get_int("classes");
-    auto make_batch = [=]() {
-      Batch b;
-      b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
-                   class_labels(batch, classes, device)};            // [B]
-      b.units = static_cast<double>(batch);
-      return b;
-    };
-    auto optimizer_for = [c](std::vector<torch::Tensor> params) {
-      return std::make_unique<torch::optim::SGD>(params,
-                                                 torch::optim::SGDOptions(c.get_double("lr"))
-                                                     .momentum(c.get_double("momentum"))
-                                                     .weight_decay(c.get_double("weight_decay")));
-    };
+    auto make_batch = image_batches(c, device);
+    auto optimizer_for = sgd_from_config(c);
     return make_classifier_model(net, device, make_batch, optimizer_for);
   };
   return w;

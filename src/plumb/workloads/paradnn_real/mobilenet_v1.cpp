@@ -38,7 +38,6 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
-#include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
 namespace {
@@ -188,12 +187,9 @@ Workload make_mobilenet_v1() {
             4,
             {"batch=2", "image_size=64", "classes=10"}};
   w.default_config = [] {
-    Config c;
-    c.add_int("batch", 1024, "mini-batch size (tensorflow/tpu MobileNet recipe: 1024)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     // 32 is the network's total stride: the last two blocks then run on a 1x1 map.
-    c.add_int("image_size", 224, "input height and width (ImageNet crop)", 32);
-    c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+    Config c = image_classifier_config(
+        1024, "mini-batch size (tensorflow/tpu MobileNet recipe: 1024)", 32);
     c.add_double("lr", 0.165,
                  "RMSProp learning rate per 256 images, scaled by batch/256 (tensorflow/tpu)");
     c.add_double("rms_decay", 0.9,
@@ -206,15 +202,8 @@ Workload make_mobilenet_v1() {
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     MobileNetV1 net(c.get_int("classes"));
-    const int64_t batch = c.get_int("batch"), size = c.get_int("image_size");
-    const int64_t classes = c.get_int("classes");
-    auto make_batch = [=]() {
-      Batch b;
-      b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
-                   class_labels(batch, classes, device)};            // [B]
-      b.units = static_cast<double>(batch);
-      return b;
-    };
+    auto make_batch = image_batches(c, device);
+    const int64_t batch = c.get_int("batch");
     // TF's RMSProp keeps lr inside the momentum (mom = m mom + lr g / sqrt(ms + eps)); PyTorch
     // applies it outside and adds eps after the square root. At a fixed learning rate the
     // steps agree up to that epsilon placement (and TF starting ms at 1, PyTorch at 0); the

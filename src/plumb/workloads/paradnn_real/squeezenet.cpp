@@ -19,7 +19,6 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
-#include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
 namespace {
@@ -172,13 +171,10 @@ Workload make_squeezenet1_0() {
             4,
             {"batch=2", "image_size=64", "classes=10", "lr=0.004"}};
   w.default_config = [] {
-    Config c;
-    c.add_int("batch", 512,
-              "mini-batch size (authors' Caffe solver: 32 x iter_size 16 = 512 per update)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     // At 32 the last max pool still sees a 3x3 map (below 21 the stem leaves too little).
-    c.add_int("image_size", 224, "input height and width (torchvision's ImageNet crop)", 32);
-    c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+    Config c = image_classifier_config(
+        512, "mini-batch size (authors' Caffe solver: 32 x iter_size 16 = 512 per update)", 32,
+        "input height and width (torchvision's ImageNet crop)");
     c.add_double("lr", 0.04, "SGD learning rate (Caffe solver base_lr; poly decay not modelled)");
     c.add_double("momentum", 0.9, "SGD momentum (Caffe solver)");
     c.add_double("weight_decay", 2e-4, "L2 weight decay on all parameters (Caffe solver)");
@@ -187,23 +183,10 @@ Workload make_squeezenet1_0() {
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     SqueezeNet net(c.get_int("classes"));
-    const int64_t batch = c.get_int("batch"), size = c.get_int("image_size");
-    const int64_t classes = c.get_int("classes");
-    auto make_batch = [=]() {
-      Batch b;
-      b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
-                   class_labels(batch, classes, device)};            // [B]
-      b.units = static_cast<double>(batch);
-      return b;
-    };
+    auto make_batch = image_batches(c, device);
     // Caffe's update (v = m v + lr g; w -= v) equals PyTorch's (v = m v + g; w -= lr v) at a
     // fixed learning rate, so torch::optim::SGD reproduces it step for step.
-    auto optimizer_for = [c](std::vector<torch::Tensor> params) {
-      return std::make_unique<torch::optim::SGD>(params,
-                                                 torch::optim::SGDOptions(c.get_double("lr"))
-                                                     .momentum(c.get_double("momentum"))
-                                                     .weight_decay(c.get_double("weight_decay")));
-    };
+    auto optimizer_for = sgd_from_config(c);
     return make_classifier_model(net, device, make_batch, optimizer_for);
   };
   return w;

@@ -1,0 +1,40 @@
+// Batches and optimizers shared by the image classifiers (see classifier_model.h).
+#include "plumb/workloads/common/classifier_model.h"
+
+#include "plumb/workloads/common/synthetic_data.h"
+
+namespace plumb::workloads {
+
+Config image_classifier_config(int64_t batch, const std::string& batch_doc, int64_t min_image_size,
+                               const std::string& image_doc) {
+  Config c;
+  c.add_int("batch", batch, batch_doc);
+  c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
+  c.add_int("image_size", 224, image_doc, min_image_size);
+  c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
+  return c;
+}
+
+std::function<Batch()> image_batches(const Config& config, const torch::Device& device) {
+  const int64_t batch = config.get_int("batch"), size = config.get_int("image_size");
+  const int64_t classes = config.get_int("classes");
+  return [=]() {
+    Batch b;
+    b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
+                 class_labels(batch, classes, device)};            // [B]
+    b.units = static_cast<double>(batch);
+    return b;
+  };
+}
+
+OptimizerFactory sgd_from_config(const Config& config, bool nesterov) {
+  const double lr = config.get_double("lr"), momentum = config.get_double("momentum");
+  const double weight_decay = config.get_double("weight_decay");
+  return [=](std::vector<torch::Tensor> params) {
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(lr).momentum(momentum).nesterov(nesterov).weight_decay(
+                    weight_decay));
+  };
+}
+
+}  // namespace plumb::workloads
