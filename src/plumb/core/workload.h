@@ -56,7 +56,7 @@ struct WorkloadInfo {
   int64_t small_batch = 1;          // CPU-friendly batch for the suite / main job
   // "key=value" overrides that shrink the model to seconds-per-step size for the tests that
   // run every registered workload (dimensions only; the architecture stays the same — plus a
-  // smaller learning rate where the published one diverges at batch 2 without batch norm).
+  // learning rate where the published one diverges at batch 2 without batch norm).
   std::vector<std::string> tiny_config;
 };
 

@@ -27,8 +27,9 @@ std::function<Batch()> image_batches(const Config& config, const torch::Device& 
   };
 }
 
-OptimizerFactory sgd_from_config(const Config& config, bool nesterov) {
-  const double lr = config.get_double("lr"), momentum = config.get_double("momentum");
+OptimizerFactory sgd_from_config(const Config& config, bool nesterov, double lr_scale) {
+  const double lr = config.get_double("lr") * lr_scale;
+  const double momentum = config.get_double("momentum");
   const double weight_decay = config.get_double("weight_decay");
   return [=](std::vector<torch::Tensor> params) {
     return std::make_unique<torch::optim::SGD>(

@@ -72,8 +72,10 @@ Config image_classifier_config(
 // normalised images [B, 3, S, S] and int64 labels [B]; one unit (image) per example.
 std::function<Batch()> image_batches(const Config& config, const torch::Device& device);
 
-// SGD from the config's lr, momentum and weight_decay keys (Nesterov when the recipe says so).
-OptimizerFactory sgd_from_config(const Config& config, bool nesterov = false);
+// SGD from the config's lr (times lr_scale), momentum and weight_decay keys (Nesterov when the
+// recipe says so).
+OptimizerFactory sgd_from_config(const Config& config, bool nesterov = false,
+                                 double lr_scale = 1.0);
 
 template <typename Net>
 std::unique_ptr<Model> make_classifier_model(Net net, const torch::Device& device,
