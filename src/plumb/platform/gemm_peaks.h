@@ -1,7 +1,7 @@
 // What a real matrix-multiply kernel reaches on this machine, per dtype: large square GEMMs
 // through the libraries plumb's workloads run on (OpenBLAS under LibTorch for fp32 and fp64,
-// oneDNN's matmul for fp32 / bf16 / fp16 / int8). The instruction peak (peak_kernels.h) is the roof;
-// these are the practical ceiling beneath it.
+// oneDNN's matmul for fp32 / bf16 / fp16 / int8). The instruction peak (peak_kernels.h) is the
+// roof; these are the practical ceiling beneath it.
 #pragma once
 
 #include <cstdint>
