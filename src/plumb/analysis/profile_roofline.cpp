@@ -64,10 +64,8 @@ std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by
 }
 
 WorkItem step_item(const profile::StepProfile& profile, const std::string& name) {
-  WorkItem item;
-  for (const profile::OpStat& op : profile.ops) accumulate(item, op);
-  item.name = name;
-  item.seconds = profile.step_s;
+  WorkItem item = sum_items(work_items(profile, GroupBy::kOp), name);
+  item.seconds = profile.step_s;  // wall time: framework overhead outside operators included
   return item;
 }
 
