@@ -15,11 +15,14 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 8}
+# CPU-sized batches: large enough that a step is not dominated by per-op overhead, small enough
+# that a round of every model finishes in minutes on 2 cores.
+DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 8, "alexnet": 32, "vgg19": 4,
+                 "residual": 8, "densenet121": 8, "squeezenet1_0": 16, "resnext101_32x4d": 4}
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--plumb", default=os.path.join(HERE, "..", "build", "plumb"))
-parser.add_argument("--models", default="resnet50,autoenc,seq2seq")
+parser.add_argument("--models", default=",".join(DEFAULT_BATCH))
 parser.add_argument("--modes", default="train,infer")
 parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--rounds", type=int, default=3)

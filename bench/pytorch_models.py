@@ -1,4 +1,4 @@
-"""The three foundation workloads written in plain PyTorch, as a user of Debian's
+"""plumb's workloads that PyTorch users also have, written in plain PyTorch as a user of Debian's
 python3-torch / python3-torchvision would write them: the same layers, parameterisation,
 losses, optimizers and synthetic data as plumb's C++ workloads (src/plumb/workloads/), so a
 throughput ratio compares the same computation with and without the Python interpreter.
@@ -22,15 +22,19 @@ def zipf_tokens(probs, rows, cols, first_id):
     return torch.multinomial(probs, rows * cols, replacement=True).view(rows, cols) + first_id
 
 
-# --------------------------------------------------------------------------- resnet50
+# --------------------------------------------------------------------------- image classifiers
 
 
-class Resnet50:
+class Classifier:
+    """A torchvision classifier with plumb's recipe for the same workload: SGD (momentum,
+    weight decay, Nesterov where plumb's uses it), cross-entropy, N(0,1) images."""
     unit = "images/s"
 
-    def __init__(self, batch, image_size=224, classes=1000):
-        self.net = torchvision.models.resnet50(num_classes=classes)
-        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    def __init__(self, net, batch, lr, momentum, weight_decay, nesterov=False, image_size=224,
+                 classes=1000):
+        self.net = net
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=lr, momentum=momentum,
+                                   weight_decay=weight_decay, nesterov=nesterov)
         self.batch, self.size, self.classes = batch, image_size, classes
 
     def make_batch(self):
@@ -38,15 +42,43 @@ class Resnet50:
         y = torch.randint(self.classes, (self.batch,))
         return (x, y), float(self.batch)
 
+    def loss(self, x, y):
+        return F.cross_entropy(self.net(x), y)
+
     def train_step(self, b):
         self.opt.zero_grad()
-        loss = F.cross_entropy(self.net(b[0]), b[1])
+        loss = self.loss(*b)
         loss.backward()
         self.opt.step()
         return loss.item()
 
     def infer_step(self, b):
         return self.net(b[0]).sum().item()
+
+
+def resnext101_32x4d():
+    return torchvision.models.resnet.ResNet(torchvision.models.resnet.Bottleneck, [3, 4, 23, 3],
+                                            groups=32, width_per_group=4)
+
+
+# name -> (torchvision constructor, lr, momentum, weight decay, nesterov): plumb's recipes
+# (src/plumb/workloads/); squeezenet's lr is scaled with the batch as plumb's is.
+TORCHVISION = {
+    "alexnet": (torchvision.models.alexnet, 0.01, 0.9, 5e-4, False),
+    "vgg19": (torchvision.models.vgg19, 0.01, 0.9, 5e-4, False),
+    "residual": (torchvision.models.resnet34, 0.1, 0.9, 1e-4, False),
+    "resnet50": (torchvision.models.resnet50, 0.1, 0.9, 1e-4, False),
+    "densenet121": (torchvision.models.densenet121, 0.1, 0.9, 1e-4, True),
+    "squeezenet1_0": (torchvision.models.squeezenet1_0, 0.04, 0.9, 2e-4, False),
+    "resnext101_32x4d": (resnext101_32x4d, 0.1, 0.9, 1e-4, False),
+}
+
+
+def torchvision_classifier(name):
+    make, lr, momentum, wd, nesterov = TORCHVISION[name]
+    if name == "squeezenet1_0":
+        return lambda batch: Classifier(make(), batch, lr * batch / 512, momentum, wd)
+    return lambda batch: Classifier(make(), batch, lr, momentum, wd, nesterov)
 
 
 # --------------------------------------------------------------------------- autoenc
@@ -242,7 +274,8 @@ class Seq2seq:
         return self.net.forward_greedy(b[0], self.T).item()
 
 
-MODELS = {"resnet50": Resnet50, "autoenc": Autoenc, "seq2seq": Seq2seq}
+MODELS = {"autoenc": Autoenc, "seq2seq": Seq2seq}
+MODELS.update({name: torchvision_classifier(name) for name in TORCHVISION})
 
 
 def trainable_parameters(model):

@@ -36,6 +36,20 @@ TEST(Registry, ListsBySuiteInRegistrationOrder) {
   EXPECT_EQ(r.suites(), (std::vector<std::string>{"s1", "s2"}));
 }
 
+TEST(Registry, ListsSeveralSuitesOnceEachInRegistrationOrder) {
+  Registry r;
+  r.add(fake("alpha", {"s1"}));
+  r.add(fake("beta", {"s1", "s2"}));
+  r.add(fake("gamma", {"s2"}));
+  r.add(fake("delta", {"s3"}));
+  auto both = r.list("s2,s1");
+  ASSERT_EQ(both.size(), 3u);  // beta is in both suites and listed once
+  EXPECT_EQ(both[0]->info.name, "alpha");
+  EXPECT_EQ(both[1]->info.name, "beta");
+  EXPECT_EQ(both[2]->info.name, "gamma");
+  EXPECT_THROW(r.list("s1,s9"), UsageError);  // every named suite must exist
+}
+
 TEST(Registry, UnknownWorkloadSuggestsCloseNames) {
   Registry r;
   r.add(fake("resnet50", {"tbd"}));

@@ -91,6 +91,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Published{"residual", 21797672, 3663761408.0},
                       Published{"squeezenet1_0", 1248424, 818924576.0},
                       Published{"densenet121", 7978856, 2834161664.0},
+                      // torchvision's ResNet(Bottleneck, [3, 4, 23, 3], groups=32,
+                      // width_per_group=4 / 48): the study's two ResNeXt-101 classifiers.
+                      Published{"resnext101_32x4d", 44177704, 7969996800.0},
+                      Published{"resnext101_32x48d", 828411176, 153310199808.0},
                       // Not in torchvision: the paper's Table 1 network (4.2 M parameters,
                       // 569 M mult-adds); conv weights and MACs equal TF-slim's layer table.
                       Published{"mobilenet_v1", 4231976, 568740352.0}),

@@ -131,6 +131,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       std::vector<const Workload*> plan_workloads;
       for (const auto* w : list) {
         for (Mode m : mode_list) {
+          if (m == Mode::kTrain && !w->info.train_by_default) continue;  // e.g. 32x48d
           Config config = w->default_config();
           config.set_int("batch", w->info.small_batch);
           plan.push_back(make_options(*w, config, m, *flags));

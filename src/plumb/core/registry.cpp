@@ -24,18 +24,24 @@ const Workload& Registry::get(const std::string& name) const {
                    "; run 'plumb list' to see all workloads");
 }
 
-std::vector<const Workload*> Registry::list(const std::string& suite) const {
-  if (!suite.empty()) {
-    auto all = suites();
+std::vector<const Workload*> Registry::list(const std::string& suites_text) const {
+  const std::vector<std::string> wanted =
+      suites_text.empty() ? std::vector<std::string>{} : split(suites_text, ',');
+  const auto all = suites();
+  for (const auto& suite : wanted) {
     if (std::find(all.begin(), all.end(), suite) == all.end())
       throw UsageError("unknown suite '" + suite + "'" + suggestion_suffix(suite, all) +
                        "; valid suites: " + join(all, ", "));
   }
+  auto in_wanted = [&](const Workload& w) {
+    for (const auto& suite : wanted)
+      if (std::find(w.info.suites.begin(), w.info.suites.end(), suite) != w.info.suites.end())
+        return true;
+    return wanted.empty();
+  };
   std::vector<const Workload*> out;
-  for (const auto& w : workloads_) {
-    const auto& s = w.info.suites;
-    if (suite.empty() || std::find(s.begin(), s.end(), suite) != s.end()) out.push_back(&w);
-  }
+  for (const auto& w : workloads_)
+    if (in_wanted(w)) out.push_back(&w);
   return out;
 }
 

@@ -18,8 +18,9 @@ class Registry {
   // Throws UsageError naming close matches when `name` is unknown.
   const Workload& get(const std::string& name) const;
 
-  // All workloads, or those in `suite` (throws UsageError for an unknown suite).
-  std::vector<const Workload*> list(const std::string& suite = "") const;
+  // All workloads, or those in any of the comma-separated suites ("fathom,tbd"), in
+  // registration order, each once (throws UsageError for an unknown suite).
+  std::vector<const Workload*> list(const std::string& suites = "") const;
 
   std::vector<std::string> names() const;
   std::vector<std::string> suites() const;

@@ -58,6 +58,9 @@ struct WorkloadInfo {
   // run every registered workload (dimensions only; the architecture stays the same — plus a
   // learning rate where the published one diverges at batch 2 without batch norm).
   std::vector<std::string> tiny_config;
+  // False for models the sources only serve (resnext101_32x48d): `plumb suite` then measures
+  // inference only; `plumb run --mode train` still trains it when asked.
+  bool train_by_default = true;
 };
 
 struct Workload {

@@ -6,6 +6,7 @@
 #include "plumb/workloads/fathom/residual.h"
 #include "plumb/workloads/fathom/seq2seq.h"
 #include "plumb/workloads/fathom/vgg19.h"
+#include "plumb/workloads/inference/resnext101.h"
 #include "plumb/workloads/paradnn_real/densenet121.h"
 #include "plumb/workloads/paradnn_real/mobilenet_v1.h"
 #include "plumb/workloads/paradnn_real/squeezenet.h"
@@ -23,6 +24,8 @@ void register_all_workloads(Registry& registry) {
   registry.add(make_densenet121());
   registry.add(make_mobilenet_v1());
   registry.add(make_squeezenet1_0());
+  registry.add(make_resnext101_32x4d());
+  registry.add(make_resnext101_32x48d());
 }
 
 const Registry& default_registry() {
