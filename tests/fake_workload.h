@@ -46,7 +46,7 @@ class FakeModel : public Model {
 inline Workload fake_workload(Behaviour b, int fail_at = 0) {
   if (fail_at == 0) fail_at = b == Behaviour::kNaN ? 20 : 5;
   Workload w;
-  w.info = {"fake", {"test"}, "test", "scripted steps", "none", "samples/s", 1, {}};
+  w.info = {"fake", {"test"}, "test", "scripted steps", "none", "samples/s", 1, {}, {}};
   w.default_config = [] {
     Config c;
     c.add_int("batch", 4, "batch");

@@ -39,7 +39,7 @@ class ConvFcModel : public Model {
 
 Workload conv_fc_workload() {
   Workload w;
-  w.info = {"convfc", {"test"}, "test", "conv + fc", "none", "samples/s", 1, {}};
+  w.info = {"convfc", {"test"}, "test", "conv + fc", "none", "samples/s", 1, {}, {}};
   w.default_config = [] {
     Config c;
     c.add_int("batch", 1, "batch");

@@ -12,7 +12,7 @@ namespace {
 
 Workload fake(const std::string& name, std::vector<std::string> suites) {
   Workload w;
-  w.info = {name, std::move(suites), "test", "a fake", "none", "samples/s", 1, {}};
+  w.info = {name, std::move(suites), "test", "a fake", "none", "samples/s", 1, {}, {}};
   w.default_config = [] {
     Config c;
     c.add_int("batch", 4, "batch");

@@ -83,6 +83,30 @@ TEST_P(PublishedArchitecture, ParamsAndForwardMacsMatch) {
   EXPECT_EQ(profile::forward_cost(*model).macs, p.forward_macs);
 }
 
+// Forward MACs of the two Fathom models without a torchvision counterpart, term by term.
+// autoenc: encoder 784x500, mean and log-variance heads 2 x 500x20, decoder 20x500 + 500x784.
+// seq2seq (inference: 40 source tokens, 50 greedy decoder steps, H = E = 256, L = 3, V = 40k):
+// encoder LSTM 40 x L x 4H(E+H); attention memory projection 40 x H x H; per decoder step the
+// input projection (E+H) x E, L LSTM cells, the query projection 2LH x H, the attention
+// context (a bmm over 40 positions x H; the scores are an elementwise v . tanh(.) sum), the
+// output projection 2H x H and the vocabulary projection H x V.
+TEST(Fidelity, FathomSequenceModelsForwardMacsTermByTerm) {
+  const double autoenc = 784 * 500 + 2 * (500 * 20) + 20 * 500 + 500 * 784;
+  const double H = 256, E = 256, L = 3, V = 40000, S = 40, T = 50;
+  const double per_decoder_step =
+      (E + H) * E + L * 4 * H * (E + H) + 2 * L * H * H + S * H + 2 * H * H + H * V;
+  const double seq2seq = S * L * 4 * H * (E + H) + S * H * H + T * per_decoder_step;
+  EXPECT_EQ(seq2seq, 689459200.0);
+  for (const auto& [name, macs] : {std::pair<const char*, double>{"autoenc", autoenc},
+                                   std::pair<const char*, double>{"seq2seq", seq2seq}}) {
+    const Workload& w = workloads::default_registry().get(name);
+    Config config = w.default_config();
+    config.set_int("batch", 1);
+    auto model = w.build(config, torch::Device(torch::kCPU));
+    EXPECT_EQ(profile::forward_cost(*model).macs, macs) << name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Sources, PublishedArchitecture,
     ::testing::Values(Published{"resnet50", 25557032, 4089184256.0},

@@ -8,10 +8,7 @@ namespace plumb::testing {
 
 inline Config tiny_config(const Workload& w) {
   Config c = w.default_config();
-  for (const auto& kv : w.info.tiny_config) {
-    auto eq = kv.find('=');
-    c.set_from_text(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  c.apply_settings(w.info.tiny_config);
   return c;
 }
 

@@ -14,7 +14,8 @@ void add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("list", "List the registered workloads");
   auto suite = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--suite", *suite, "Only workloads of this suite (fathom, tbd, ...)");
+  cmd->add_option("--suite", *suite,
+                  "Only workloads of these suites, comma-separated (fathom,tbd ...)");
   cmd->add_flag("--json", *json, "Print one JSON document on stdout");
   cmd->callback([suite, json] {
     const auto workloads = workloads::default_registry().list(*suite);

@@ -119,7 +119,8 @@ void add_run_commands(CLI::App& app, int& exit_code) {
     auto suite = std::make_shared<std::string>();
     auto modes = std::make_shared<std::string>("train,infer");
     auto flags = std::make_shared<MeasureFlags>();
-    cmd->add_option("--suite", *suite, "Only this suite (default: every workload)");
+    cmd->add_option("--suite", *suite,
+                    "Only these suites, comma-separated: fathom,tbd (default: every workload)");
     cmd->add_option("--modes", *modes, "Comma-separated modes")->capture_default_str();
     add_measure_options(*cmd, *flags, 20, 30);
     cmd->callback([suite, modes, flags, &exit_code] {
@@ -134,6 +135,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
           if (m == Mode::kTrain && !w->info.train_by_default) continue;  // e.g. 32x48d
           Config config = w->default_config();
           config.set_int("batch", w->info.small_batch);
+          config.apply_settings(w->info.suite_settings);
           plan.push_back(make_options(*w, config, m, *flags));
           plan_workloads.push_back(w);
           run::validate_options(plan.back());
@@ -156,6 +158,12 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       for (const auto& r : done) table.add_row(summary_row(r));
       std::cout << '\n';
       table.print(std::cout);
+      for (const auto* w : list) {
+        if (!w->info.suite_settings.empty())
+          std::cout << "reduced for the CPU suite: " << w->info.name << " "
+                    << join(w->info.suite_settings, " ") << " (published size: plumb run "
+                    << w->info.name << ")\n";
+      }
       std::cout << "\n" << done.size() << " runs stored in " << db->path() << '\n';
     });
   }

@@ -19,12 +19,7 @@ void add_config_options(CLI::App& cmd, ConfigOverrides& o) {
 
 Config resolve_config(const Workload& workload, const ConfigOverrides& o) {
   Config config = workload.default_config();
-  for (const auto& kv : o.sets) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("--set expects key=value, got '" + kv + "'");
-    config.set_from_text(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  config.apply_settings(o.sets);
   if (o.batch_given) {
     if (o.batch <= 0)
       throw UsageError("--batch must be at least 1, got " + std::to_string(o.batch));

@@ -74,6 +74,15 @@ void Config::set_int(const std::string& key, int64_t value) {
   set_from_text(key, std::to_string(value));
 }
 
+void Config::apply_settings(const std::vector<std::string>& key_values) {
+  for (const auto& kv : key_values) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("a setting must be key=value, got '" + kv + "'");
+    set_from_text(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+}
+
 void Config::set_from_text(const std::string& key, const std::string& text) {
   ConfigEntry* e = find(key);
   if (e == nullptr) {

@@ -48,6 +48,9 @@ class Config {
   // UsageError naming the valid keys or the accepted range/choices.
   void set_from_text(const std::string& key, const std::string& text);
   void set_int(const std::string& key, int64_t value);
+  // Applies "key=value" settings in order (--set, a workload's tiny or main-job overrides);
+  // throws UsageError for text without '=' or a key before it.
+  void apply_settings(const std::vector<std::string>& key_values);
 
   const std::vector<ConfigEntry>& entries() const { return entries_; }
 

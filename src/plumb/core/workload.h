@@ -58,6 +58,10 @@ struct WorkloadInfo {
   // run every registered workload (dimensions only; the architecture stays the same — plus a
   // learning rate where the published one diverges at batch 2 without batch norm).
   std::vector<std::string> tiny_config;
+  // "key=value" reductions `plumb suite` applies on top of small_batch where even one example
+  // at the published size would not fit the main job's time on a 2-core CPU (shorter sequences,
+  // smaller images). Empty for most workloads; the suite prints them with its results.
+  std::vector<std::string> suite_settings = {};
   // False for models the sources only serve (resnext101_32x48d): `plumb suite` then measures
   // inference only; `plumb run --mode train` still trains it when asked.
   bool train_by_default = true;
