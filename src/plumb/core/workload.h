@@ -33,7 +33,9 @@ class Model {
   virtual torch::nn::Module& module() = 0;
 
   // A synthetic batch with the real input shapes, dtypes and value ranges. Draws from
-  // torch's global generator, so the runner's seed makes it reproducible.
+  // torch's global generator, so the runner's seed makes it reproducible. The runner calls it
+  // after setting train()/eval(), so a batch may depend on the mode (wgan_gp trains on real
+  // images but only generates from noise); a training batch must also serve infer_step.
   virtual Batch make_batch() = 0;
 
   // Forward, loss, backward and optimizer step with the optimizer the source used.

@@ -19,6 +19,8 @@ const cost::CostTable& table() {
     cost::add_nn_rules(built);
     cost::add_data_rules(built);
     cost::add_index_rules(built);
+    cost::add_huber_rules(built);
+    cost::add_masked_rules(built);
     return built;
   }();
   return t;

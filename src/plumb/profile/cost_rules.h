@@ -30,6 +30,8 @@ void add_data_rules(CostTable& table);       // cost_rules_data.cpp: views, copi
                                              // factories, random generation
 void add_index_rules(CostTable& table);      // cost_rules_index.cpp: gather/scatter,
                                              // embeddings, sparse tensors
+void add_huber_rules(CostTable& table);      // cost_rules_huber.cpp: Huber loss (deepq)
+void add_masked_rules(CostTable& table);     // cost_rules_masked.cpp: masked_scatter
 
 // Registers the same rule under several operator names ("add" -> "aten::add").
 void add_rule(CostTable& table, std::initializer_list<const char*> names, const CostFn& fn);

@@ -19,8 +19,8 @@ struct Frame {
   bool user_scope = false;
   bool backward = false;       // inside an autograd node
   bool autograd_node = false;  // the node itself (or the engine's wrapper around it)
-  bool below_flops = false;    // an operator below this one did arithmetic ...
-  bool below_bytes = false;    // ... or moved data (by the cost model)
+  double below_flops = 0;      // FLOPs counted by the operators below this one ...
+  double below_bytes = 0;      // ... and bytes they moved (by the cost model)
   int layer = 0;               // interned layer in effect inside this frame
   int64_t start_ns = 0;
   int64_t child_ns = 0;                  // inclusive time of direct child operators
@@ -142,24 +142,35 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
     totals.cost = cost_of(totals.call);
     totals.cost_known = true;
   }
-  // Kernels call small operators inside themselves (allocations, views, sometimes a copy),
-  // so "has children" does not mean "its work is counted below". An operator is composite
-  // when something below it did arithmetic, or, for an operator that does no arithmetic
-  // itself (or has no cost function), when something below it moved data. Otherwise it is a
-  // leaf and carries its own cost; a kernel's internal copy is then counted as the copy it is.
+  // Kernels call small operators inside themselves (allocations, views, a bag-size
+  // subtraction, sometimes a copy), so "has children" does not mean "its work is counted
+  // below". An operator is composite when the operators below it account for at least half
+  // of its own arithmetic (or, for one without arithmetic, half of its data movement), or when
+  // it has no cost function and something below it did work. Otherwise it is a leaf and carries
+  // its own cost; the small internal ops are then also counted as what they are (a slight
+  // over-count, where treating the kernel as composite would drop nearly all of its work).
   const OpCost& own = totals.cost;
-  // Autograd nodes are never operators of their own: their work, if any, is in the operators
-  // they call, and their self time is autograd bookkeeping.
-  const bool composite = frame.autograd_node || frame.below_flops ||
-                         (frame.below_bytes && (!own.costed || own.flops == 0));
+  const double own_bytes = own.bytes_read + own.bytes_written;
+  bool composite;
+  if (frame.autograd_node) {
+    // Autograd nodes are never operators of their own: their work, if any, is in the operators
+    // they call, and their self time is autograd bookkeeping.
+    composite = true;
+  } else if (!own.costed) {
+    composite = frame.below_flops > 0 || frame.below_bytes > 0;
+  } else if (own.flops > 0) {
+    composite = frame.below_flops >= 0.5 * own.flops;
+  } else {
+    composite =
+        frame.below_flops > 0 || (frame.below_bytes > 0 && frame.below_bytes >= 0.5 * own_bytes);
+  }
   totals.composite = totals.composite || composite;
   ++totals.calls;
   totals.inclusive_ns += inclusive;
   totals.self_ns += inclusive - frame.child_ns;
   if (parent != nullptr) {
-    parent->below_flops = parent->below_flops || frame.below_flops || (!composite && own.flops > 0);
-    parent->below_bytes = parent->below_bytes || frame.below_bytes ||
-                          (!composite && own.bytes_read + own.bytes_written > 0);
+    parent->below_flops += frame.below_flops + (composite ? 0 : own.flops);
+    parent->below_bytes += frame.below_bytes + (composite ? 0 : own_bytes);
   }
 }
 
