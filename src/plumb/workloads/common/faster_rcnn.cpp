@@ -357,6 +357,66 @@ class FasterRcnnModel : public Model {
 
 }  // namespace
 
+Config faster_rcnn_config(const FasterRcnnDefaults& d,
+                          const std::function<std::string(const std::string&)>& doc_of) {
+  auto doc = [&](const std::string& key, const std::string& generic) {
+    const std::string specific = doc_of ? doc_of(key) : "";
+    return specific.empty() ? generic + " (" + d.source + ")" : specific;
+  };
+  Config c;
+  c.add_int("batch", d.batch, doc("batch", "images per iteration"));
+  c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
+  c.add_int("image_height", d.image_height, doc("image_height", "input height"), 32);
+  c.add_int("image_width", d.image_width, doc("image_width", "input width"), 32);
+  c.add_int("classes", d.classes, doc("classes", "classes incl. background"), 2);
+  c.add_int("gt_boxes", d.gt_boxes, doc("gt_boxes", "ground-truth objects per image"));
+  c.add_double("min_box_side", d.min_box_side,
+               doc("min_box_side", "smallest synthetic object, sqrt(area) px"), 1);
+  c.add_double("max_box_side", d.max_box_side,
+               doc("max_box_side", "largest synthetic object, sqrt(area) px"), 1);
+  c.add_int("rpn_pre_nms_train", d.pre_nms_train,
+            doc("rpn_pre_nms_train", "RPN boxes before NMS, training"));
+  c.add_int("rpn_post_nms_train", d.post_nms_train,
+            doc("rpn_post_nms_train", "RPN proposals after NMS, training"));
+  c.add_int("rpn_pre_nms_test", d.pre_nms_test,
+            doc("rpn_pre_nms_test", "RPN boxes before NMS, test"));
+  c.add_int("rpn_post_nms_test", d.post_nms_test,
+            doc("rpn_post_nms_test", "RPN proposals after NMS, test"));
+  c.add_int("rpn_batch", d.rpn_batch,
+            doc("rpn_batch", "anchors sampled per image for the RPN loss"));
+  c.add_int("roi_batch", d.roi_batch, doc("roi_batch", "RoIs sampled per image for the head loss"));
+  c.add_int("pool_size", d.pool_size, doc("pool_size", "RoI crop size"), 2);
+  c.add_int("detections", d.detections, doc("detections", "detections kept per image at test"));
+  c.add_double("lr", d.lr, doc("lr", "SGD learning rate"));
+  c.add_double("momentum", d.momentum, doc("momentum", "SGD momentum"));
+  c.add_double("weight_decay", d.weight_decay, doc("weight_decay", "L2 weight decay"));
+  return c;
+}
+
+void read_faster_rcnn_config(const Config& c, FasterRcnnOptions& o) {
+  o.classes = c.get_int("classes");
+  o.pre_nms_train = c.get_int("rpn_pre_nms_train");
+  o.post_nms_train = c.get_int("rpn_post_nms_train");
+  o.pre_nms_test = c.get_int("rpn_pre_nms_test");
+  o.post_nms_test = c.get_int("rpn_post_nms_test");
+  o.rpn_batch = c.get_int("rpn_batch");
+  o.roi_batch = c.get_int("roi_batch");
+  o.pool_size = c.get_int("pool_size");
+  o.detections = c.get_int("detections");
+}
+
+DetectionDataSpec detection_data_from_config(const Config& c) {
+  DetectionDataSpec data;
+  data.batch = c.get_int("batch");
+  data.height = c.get_int("image_height");
+  data.width = c.get_int("image_width");
+  data.boxes_per_image = c.get_int("gt_boxes");
+  data.min_side = c.get_double("min_box_side");
+  data.max_side = c.get_double("max_box_side");
+  data.classes = c.get_int("classes");
+  return data;
+}
+
 std::unique_ptr<Model> make_faster_rcnn_model(
     std::shared_ptr<nn::Module> root, std::function<torch::Tensor(const torch::Tensor&)> trunk,
     BoxHead box_head, FasterRcnnHeads heads, const DetectionDataSpec& data, double lr,

@@ -140,6 +140,27 @@ struct DetectionDataSpec {
   int64_t classes = 21;                  // including background
 };
 
+// Defaults of the config keys every Faster R-CNN workload has (data, proposals, sampling,
+// detections, SGD), each documented with `source` (the implementation the numbers come from).
+struct FasterRcnnDefaults {
+  std::string source;
+  int64_t batch = 1, image_height = 600, image_width = 1000, classes = 21, gt_boxes = 3;
+  double min_box_side = 32, max_box_side = 480;
+  int64_t pre_nms_train = 12000, post_nms_train = 2000, pre_nms_test = 6000, post_nms_test = 300;
+  int64_t rpn_batch = 256, roi_batch = 128, pool_size = 14, detections = 100;
+  double lr = 0.001, momentum = 0.9, weight_decay = 1e-4;
+};
+
+// Declares the shared keys: batch, dtype, image_height/width, classes, gt_boxes,
+// min/max_box_side, rpn_{pre,post}_nms_{train,test}, rpn_batch, roi_batch, pool_size,
+// detections, lr, momentum, weight_decay. `doc_of` may override a key's doc ("" = generic).
+Config faster_rcnn_config(const FasterRcnnDefaults& d,
+                          const std::function<std::string(const std::string&)>& doc_of);
+// Copies the shared proposal / sampling / detection keys into `o`.
+void read_faster_rcnn_config(const Config& c, FasterRcnnOptions& o);
+// The data keys as a DetectionDataSpec.
+DetectionDataSpec detection_data_from_config(const Config& c);
+
 // A Faster R-CNN Model (core/workload.h) from its parts: `root` owns every parameter;
 // `trunk` maps images [B, 3, H, W] to features [B, C, H/stride, W/stride]; `box_head` maps
 // pooled RoIs to [K, D]. Batches: tensors = {images [B, 3, H, W] N(0, 1), gt boxes [B, G, 4],

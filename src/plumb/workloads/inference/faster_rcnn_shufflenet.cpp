@@ -23,6 +23,11 @@
 // Input ~800x600 (the study: shorter side resized so the longer is 800, "3x800x600").
 #include "plumb/workloads/inference/faster_rcnn_shufflenet.h"
 
+#include <map>
+#include <string>
+
+#include "plumb/core/errors.h"
+
 #include <string>
 
 #include "plumb/core/layer_scope.h"
@@ -176,68 +181,56 @@ Workload make_faster_rcnn_shufflenet() {
       {},
       /*train_by_default=*/false};
   w.default_config = [] {
-    Config c;
-    c.add_int("batch", 1, "images per request (the study: 1 image per inference)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
-    c.add_int("image_height", 600, "input height (the study: 3x800x600 typical input)", 32);
-    c.add_int("image_width", 800, "input width (the study: longer side resized to 800)", 32);
+    FasterRcnnDefaults d;
+    d.source = "Detectron C4";
+    d.image_width = 800;
+    d.classes = 2;
+    d.gt_boxes = 8;
+    d.min_box_side = 16;
+    d.max_box_side = 200;
+    d.post_nms_test = 100;
+    d.roi_batch = 512;
+    d.lr = 0.01;
+    static const std::map<std::string, std::string> docs = {
+        {"batch", "images per request (the study: 1 image per inference)"},
+        {"image_height", "input height (the study: 3x800x600 typical input)"},
+        {"image_width", "input width (the study: longer side resized to 800)"},
+        {"classes", "classes incl. background (Rosetta: text vs background)"},
+        {"gt_boxes", "ground-truth text regions per training image (synthetic)"},
+        {"rpn_post_nms_test", "proposals per image at test (the study: 25-100)"},
+        {"pool_size", "RoIAlign output size (the study: 14x14 RoI activations)"}};
+    Config c = faster_rcnn_config(d, [](const std::string& key) {
+      auto found = docs.find(key);
+      return found == docs.end() ? std::string() : found->second;
+    });
     c.add_int("groups", 4, "ShuffleNet groups g (544/1088-channel activations in the study)");
-    c.add_int("classes", 2, "classes incl. background (Rosetta: text vs background)", 2);
-    c.add_int("gt_boxes", 8, "ground-truth text regions per training image (synthetic)");
-    c.add_double("min_box_side", 16, "smallest synthetic text region, sqrt(area) px", 1);
-    c.add_double("max_box_side", 200, "largest synthetic text region, sqrt(area) px", 1);
     c.add_double("anchor_start", 32,
                  "smallest anchor (Detectron RPN_ANCHOR_START_SIZE); 5 octaves x 3 ratios", 1);
-    c.add_int("rpn_pre_nms_train", 12000, "RPN boxes before NMS, training (Detectron C4)");
-    c.add_int("rpn_post_nms_train", 2000, "RPN proposals after NMS, training (Detectron C4)");
-    c.add_int("rpn_pre_nms_test", 6000, "RPN boxes before NMS, test (Detectron C4)");
-    c.add_int("rpn_post_nms_test", 100, "proposals per image at test (the study: 25-100)");
-    c.add_int("rpn_batch", 256, "anchors sampled per image for the RPN loss (Detectron)");
-    c.add_int("roi_batch", 512, "RoIs sampled per image for the head loss (Detectron)");
-    c.add_int("pool_size", 14, "RoIAlign output size (the study: 14x14 RoI activations)", 2);
-    c.add_int("detections", 100, "detections kept per image (Detectron DETECTIONS_PER_IM)");
-    c.add_double("lr", 0.01, "SGD learning rate (Detectron C4 recipe)");
-    c.add_double("momentum", 0.9, "SGD momentum (Detectron)");
-    c.add_double("weight_decay", 1e-4, "L2 weight decay (Detectron)");
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     const int64_t groups = c.get_int("groups");
-    TORCH_CHECK(groups == 1 || groups == 2 || groups == 3 || groups == 4 || groups == 8,
-                "ShuffleNet groups must be 1, 2, 3, 4 or 8");
+    if (groups != 1 && groups != 2 && groups != 3 && groups != 4 && groups != 8)
+      throw UsageError("groups must be 1, 2, 3, 4 or 8 (ShuffleNet's configurations), got " +
+                       std::to_string(groups));
     FasterRcnnOptions o;
-    o.classes = c.get_int("classes");
+    read_faster_rcnn_config(c, o);
     o.feature_stride = 16;
     const double start = c.get_double("anchor_start");
     o.anchor_sizes = {start, 2 * start, 4 * start, 8 * start, 16 * start};
     o.aspect_ratios = {0.5, 1.0, 2.0};
     o.rpn_softmax = false;
-    o.pre_nms_train = c.get_int("rpn_pre_nms_train");
-    o.post_nms_train = c.get_int("rpn_post_nms_train");
-    o.pre_nms_test = c.get_int("rpn_pre_nms_test");
-    o.post_nms_test = c.get_int("rpn_post_nms_test");
-    o.rpn_batch = c.get_int("rpn_batch");
-    o.roi_batch = c.get_int("roi_batch");
-    o.pool_size = c.get_int("pool_size");
     // Detectron's adaptive ratio, ceil(RoI side / 16 / 14), is 1 for RoIs under 224 px: most.
     o.sampling_ratio = 1;
     o.score_thresh = 0.05;
     o.nms_thresh = 0.5;
-    o.detections = c.get_int("detections");
     auto net = FasterRcnnShuffleNet(o, groups).ptr();
     calibrate_frozen_norms(*net, [&net] {
       auto features = net->trunk(torch::randn({1, 3, 128, 128}));  // [1, 2*width, 8, 8]
       net->box_head(features);
     });
-    DetectionDataSpec data;
-    data.batch = c.get_int("batch");
-    data.height = c.get_int("image_height");
-    data.width = c.get_int("image_width");
-    data.boxes_per_image = c.get_int("gt_boxes");
-    data.min_side = c.get_double("min_box_side");
-    data.max_side = c.get_double("max_box_side");
-    data.classes = o.classes;
+    const DetectionDataSpec data = detection_data_from_config(c);
     return make_faster_rcnn_model(
         net, [net](const torch::Tensor& x) { return net->trunk(x); },
         [net](const torch::Tensor& p) { return net->box_head(p); }, net->heads, data,

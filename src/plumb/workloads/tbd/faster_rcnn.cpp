@@ -23,6 +23,9 @@
 //     bias learning rate is not reproduced.
 #include "plumb/workloads/tbd/faster_rcnn.h"
 
+#include <map>
+#include <string>
+
 #include <string>
 
 #include "plumb/core/layer_scope.h"
@@ -157,34 +160,28 @@ Workload make_faster_rcnn() {
        "roi_batch=8", "anchor_base=1", "pool_size=4", "max_box_side=48", "min_box_side=12"},
       {"image_height=300", "image_width=500", "roi_batch=32", "rpn_post_nms_test=60"}};
   w.default_config = [] {
-    Config c;
-    c.add_int("batch", 1, "images per iteration (TBD: Faster R-CNN trains on one image per GPU)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
-    c.add_int("image_height", 600, "input height (tf-faster-rcnn: shorter side 600)", 32);
-    c.add_int("image_width", 1000, "input width (tf-faster-rcnn: longer side at most 1000)", 32);
-    c.add_int("classes", 21, "classes incl. background (Pascal VOC 2007, TBD's dataset)", 2);
-    c.add_int("gt_boxes", 3, "ground-truth objects per image (VOC 2007 averages ~2.4)");
-    c.add_double("min_box_side", 32, "smallest synthetic object, sqrt(area) px (VOC-like)", 1);
-    c.add_double("max_box_side", 480, "largest synthetic object, sqrt(area) px (VOC-like)", 1);
+    FasterRcnnDefaults d;  // tf-faster-rcnn res101: its defaults are the struct's
+    d.source = "tf-faster-rcnn res101";
+    d.max_box_side = 480;
+    static const std::map<std::string, std::string> docs = {
+        {"batch", "images per iteration (TBD: Faster R-CNN trains on one image per GPU)"},
+        {"image_height", "input height (tf-faster-rcnn: shorter side 600)"},
+        {"image_width", "input width (tf-faster-rcnn: longer side at most 1000)"},
+        {"classes", "classes incl. background (Pascal VOC 2007, TBD's dataset)"},
+        {"gt_boxes", "ground-truth objects per image (VOC 2007 averages ~2.4)"},
+        {"pool_size", "crop size before the 2x2 max pool (POOLING_SIZE 7 x 2)"}};
+    Config c = faster_rcnn_config(d, [](const std::string& key) {
+      auto found = docs.find(key);
+      return found == docs.end() ? std::string() : found->second;
+    });
     c.add_double("anchor_base", 16,
                  "anchor base size in px; anchors are base x scales 8, 16, 32 (ANCHOR_SCALES)", 1);
-    c.add_int("rpn_pre_nms_train", 12000, "RPN boxes before NMS, training (RPN_PRE_NMS_TOP_N)");
-    c.add_int("rpn_post_nms_train", 2000, "RPN proposals after NMS, training");
-    c.add_int("rpn_pre_nms_test", 6000, "RPN boxes before NMS, test");
-    c.add_int("rpn_post_nms_test", 300, "RPN proposals after NMS, test");
-    c.add_int("rpn_batch", 256, "anchors sampled per image for the RPN loss (RPN_BATCHSIZE)");
-    c.add_int("roi_batch", 128, "RoIs sampled per image for the head loss (TRAIN.BATCH_SIZE)");
-    c.add_int("pool_size", 14, "crop size before the 2x2 max pool (POOLING_SIZE 7 x 2)", 2);
-    c.add_int("detections", 100, "detections kept per image at test (max_per_image)");
-    c.add_double("lr", 0.001, "SGD learning rate (res101.yml LEARNING_RATE)");
-    c.add_double("momentum", 0.9, "SGD momentum (MOMENTUM)");
-    c.add_double("weight_decay", 1e-4, "L2 weight decay (res101.yml WEIGHT_DECAY)");
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     FasterRcnnOptions o;
-    o.classes = c.get_int("classes");
+    read_faster_rcnn_config(c, o);
     o.in_channels = 1024;
     o.feature_stride = 16;
     o.rpn_channels = 512;
@@ -192,33 +189,18 @@ Workload make_faster_rcnn() {
     o.anchor_sizes = {8 * base, 16 * base, 32 * base};
     o.aspect_ratios = {0.5, 1.0, 2.0};
     o.rpn_softmax = true;
-    o.pre_nms_train = c.get_int("rpn_pre_nms_train");
-    o.post_nms_train = c.get_int("rpn_post_nms_train");
-    o.pre_nms_test = c.get_int("rpn_pre_nms_test");
-    o.post_nms_test = c.get_int("rpn_post_nms_test");
     o.rpn_min_size = 1e-3;  // drops boxes clipped to zero width (their targets are inf)
-    o.rpn_batch = c.get_int("rpn_batch");
-    o.roi_batch = c.get_int("roi_batch");
-    o.pool_size = c.get_int("pool_size");
-    o.sampling_ratio = 1;  // crop_and_resize: one bilinear sample per output cell
+    o.sampling_ratio = 1;   // crop_and_resize: one bilinear sample per output cell
     o.max_pool_after_crop = true;
     o.score_thresh = 0.0;
     o.nms_thresh = 0.3;
-    o.detections = c.get_int("detections");
     auto net = FasterRcnnResNet101(o, /*frozen_stem_and_layer1=*/true).ptr();
     // Stand-in for the ImageNet BN statistics (see FrozenNorm): one small random image.
     calibrate_frozen_norms(*net, [&net] {
       auto features = net->trunk(torch::randn({1, 3, 128, 128}));  // [1, 1024, 8, 8]
       net->box_head(torch::max_pool2d(features, {2, 2}, {2, 2}));
     });
-    DetectionDataSpec data;
-    data.batch = c.get_int("batch");
-    data.height = c.get_int("image_height");
-    data.width = c.get_int("image_width");
-    data.boxes_per_image = c.get_int("gt_boxes");
-    data.min_side = c.get_double("min_box_side");
-    data.max_side = c.get_double("max_box_side");
-    data.classes = o.classes;
+    const DetectionDataSpec data = detection_data_from_config(c);
     return make_faster_rcnn_model(
         net, [net](const torch::Tensor& x) { return net->trunk(x); },
         [net](const torch::Tensor& p) { return net->box_head(p); }, net->heads, data,
