@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # CPU-sized batches: large enough that a step is not dominated by per-op overhead, small enough
 # that a round of every model finishes in minutes on 2 cores.
 DEFAULT_BATCH = {"resnet50": 8, "autoenc": 100, "seq2seq": 8, "alexnet": 32, "vgg19": 4,
-                 "residual": 8, "densenet121": 8, "squeezenet1_0": 16, "resnext101_32x4d": 4}
+                 "residual": 8, "densenet121": 8, "squeezenet1_0": 16, "resnext101_32x4d": 4, "inception_v3": 4}
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--plumb", default=os.path.join(HERE, "..", "build", "plumb"))

@@ -74,6 +74,30 @@ TORCHVISION = {
 }
 
 
+class InceptionV3(Classifier):
+    """plumb's inception_v3 recipe: 299x299, main + 0.4 x aux cross-entropy with label
+    smoothing 0.1, RMSProp (decay 0.9, eps 1.0, momentum 0.9, lr 0.045), global-norm clip 2."""
+
+    def __init__(self, batch):
+        net = torchvision.models.inception_v3(aux_logits=True, init_weights=True)
+        super().__init__(net, batch, 0.045, 0.9, 0.0, image_size=299)
+        self.opt = torch.optim.RMSprop(net.parameters(), lr=0.045, alpha=0.9, eps=1.0,
+                                       momentum=0.9)
+
+    def loss(self, x, y):
+        out = self.net(x)
+        loss = F.cross_entropy(out.logits, y, label_smoothing=0.1)
+        return loss + 0.4 * F.cross_entropy(out.aux_logits, y, label_smoothing=0.1)
+
+    def train_step(self, b):
+        self.opt.zero_grad()
+        loss = self.loss(*b)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 2.0)
+        self.opt.step()
+        return loss.item()
+
+
 def torchvision_classifier(name):
     make, lr, momentum, wd, nesterov = TORCHVISION[name]
     if name == "squeezenet1_0":
@@ -276,6 +300,7 @@ class Seq2seq:
 
 MODELS = {"autoenc": Autoenc, "seq2seq": Seq2seq}
 MODELS.update({name: torchvision_classifier(name) for name in TORCHVISION})
+MODELS["inception_v3"] = InceptionV3
 
 
 def trainable_parameters(model):

@@ -105,6 +105,30 @@ TEST(OpObserver, SelfTimeExcludesChildrenAndLayersAreAttributed) {
   EXPECT_NEAR(self, observer.total_self_seconds(), 1e-9);
 }
 
+// A kernel that calls a few small operators inside itself keeps its own cost: embedding_bag
+// computes bag sizes with aten::sub when its weight requires grad (even in inference mode);
+// treating it as composite for that would drop the whole table-row traffic (DLRM's cost).
+TEST(OpObserver, KernelWithSmallInternalOpsKeepsItsCost) {
+  const int64_t rows = 1000, dim = 64, bags = 32, per_bag = 20;
+  torch::nn::EmbeddingBag table(
+      torch::nn::EmbeddingBagOptions(rows, dim).mode(torch::kSum));  // weight requires grad
+  auto indices = torch::randint(rows, {bags * per_bag});
+  auto offsets = torch::arange(0, bags * per_bag, per_bag);
+  profile::OpObserver observer;
+  observer.attach();
+  {
+    c10::InferenceMode no_grad;
+    table->forward(indices, offsets);
+  }
+  observer.detach();
+  const auto ops = observer.aggregate(1);
+  const auto* bag = find_op(ops, "aten::_embedding_bag");
+  ASSERT_NE(bag, nullptr);
+  EXPECT_EQ(bag->kind, profile::kCosted);
+  // At least every looked-up row is read once.
+  EXPECT_GE(bag->bytes_read, static_cast<double>(bags * per_bag * dim * 4));
+}
+
 TEST(OpObserver, DetachedObserverRecordsNothing) {
   profile::OpObserver observer;
   observer.attach();
