@@ -85,4 +85,13 @@ std::unique_ptr<Model> make_classifier_model(Net net, const torch::Device& devic
                                                 optimizer_for);
 }
 
+// The common case: ImageNet-shaped batches from the config and SGD from its lr / momentum /
+// weight_decay keys (image_batches + sgd_from_config + make_classifier_model).
+template <typename Net>
+std::unique_ptr<Model> make_sgd_classifier(Net net, const Config& config,
+                                           const torch::Device& device, bool nesterov = false) {
+  return make_classifier_model(std::move(net), device, image_batches(config, device),
+                               sgd_from_config(config, nesterov));
+}
+
 }  // namespace plumb::workloads

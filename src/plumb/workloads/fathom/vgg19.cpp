@@ -141,9 +141,7 @@ Workload make_vgg19() {
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     Vgg19 net(c.get_int("classes"));
-    auto make_batch = image_batches(c, device);
-    auto optimizer_for = sgd_from_config(c);
-    return make_classifier_model(net, device, make_batch, optimizer_for);
+    return make_sgd_classifier(net, c, device);
   };
   return w;
 }

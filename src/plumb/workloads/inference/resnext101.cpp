@@ -51,9 +51,7 @@ Workload make_resnext101(const std::string& name, int64_t group_width,
     spec.groups = 32;
     spec.width_per_group = c.get_int("group_width");
     ResNet net(spec, c.get_int("classes"));
-    auto make_batch = image_batches(c, device);
-    auto optimizer_for = sgd_from_config(c);
-    return make_classifier_model(net, device, make_batch, optimizer_for);
+    return make_sgd_classifier(net, c, device);
   };
   return w;
 }

@@ -233,9 +233,7 @@ Workload make_densenet121() {
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     config_dtype(c);
     DenseNet net(std::vector<int64_t>{6, 12, 24, 16}, c.get_int("classes"));
-    auto make_batch = image_batches(c, device);
-    auto optimizer_for = sgd_from_config(c, /*nesterov=*/true);
-    return make_classifier_model(net, device, make_batch, optimizer_for);
+    return make_sgd_classifier(net, c, device, /*nesterov=*/true);
   };
   return w;
 }
