@@ -122,12 +122,18 @@ std::string reproducer_command(const Workload& workload, const RunOptions& o) {
   parts.insert(parts.end(), {"--max-warmup-time", fmt::format("{}", o.max_warmup_s)});
   if (o.steady.window != defaults_run.steady.window)
     parts.insert(parts.end(), {"--warmup-window", std::to_string(o.steady.window)});
-  Config defaults = workload.default_config();
-  for (const auto& kv : o.config.differences_from(defaults)) {
-    if (kv.rfind("batch=", 0) == 0) continue;
+  const auto sets = set_flags(workload, o.config);
+  parts.insert(parts.end(), sets.begin(), sets.end());
+  return join(parts, " ");
+}
+
+std::vector<std::string> set_flags(const Workload& workload, const Config& config) {
+  std::vector<std::string> parts;
+  for (const auto& kv : config.differences_from(workload.default_config())) {
+    if (kv.rfind("batch=", 0) == 0) continue;  // --batch says it
     parts.insert(parts.end(), {"--set", kv});
   }
-  return join(parts, " ");
+  return parts;
 }
 
 RunResult run_workload(const Workload& workload, const RunOptions& o, const ProgressFn& progress) {

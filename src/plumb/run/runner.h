@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
@@ -27,6 +28,9 @@ RunResult run_workload(const Workload& workload, const RunOptions& options,
 // The plumb command line that reproduces `options` (config keys that differ from the
 // workload's defaults become --set key=value).
 std::string reproducer_command(const Workload& workload, const RunOptions& options);
+// {"--set", "key=value", ...} for every config key except batch that differs from the
+// workload's defaults.
+std::vector<std::string> set_flags(const Workload& workload, const Config& config);
 
 // Applies the number of intra-op threads LibTorch uses (warns via the returned text when
 // more than the machine has, "" otherwise).

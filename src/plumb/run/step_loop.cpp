@@ -9,6 +9,7 @@
 #include <memory>
 #include <new>
 
+#include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
 
@@ -23,9 +24,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A few distinct synthetic batches, generated before timing so data synthesis never enters a
-// step time, cycled so consecutive steps do not see identical inputs.
-constexpr size_t kBatchPool = 3;
 
 bool is_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
@@ -56,9 +54,16 @@ double process_cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device)
+// A few distinct synthetic batches, generated before timing so data synthesis never enters a
+// step time, cycled so consecutive steps do not see identical inputs.
+StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t batch_pool)
     : model_(model), mode_(mode), device_(device) {
-  for (size_t i = 0; i < kBatchPool; ++i) batches_.push_back(model_.make_batch());
+  PLUMB_ASSERT(batch_pool >= 1, "a step loop needs at least one batch");
+  for (size_t i = 0; i < batch_pool; ++i) {
+    at::RecordFunction scope(at::RecordScope::USER_SCOPE);
+    if (scope.isActive()) scope.before(kDataScope);
+    batches_.push_back(model_.make_batch());
+  }
   units_ = batches_.front().units;
 }
 
@@ -93,7 +98,7 @@ void warm_up(StepLoop& loop, const RunOptions& o, RunResult& r, const ProgressFn
 }
 
 void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
-                const std::function<void(StepLoop&)>& body) {
+                const std::function<void(StepLoop&)>& body, size_t batch_pool) {
   std::string thread_warning = apply_threads(o.threads);
   if (!thread_warning.empty()) r.warnings.push_back(thread_warning);
   torch::manual_seed(o.seed);
@@ -108,7 +113,7 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
     } else {
       model->module().train();
     }
-    StepLoop loop(*model, o.mode, device);
+    StepLoop loop(*model, o.mode, device, batch_pool);
     body(loop);
   } catch (const NonFiniteLoss& e) {
     r.status = RunStatus::kNanLoss;

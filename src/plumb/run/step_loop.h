@@ -13,9 +13,17 @@
 
 namespace plumb::run {
 
+// The user scope (at::RecordFunction) under which batches are synthesised, so observers can
+// tell data preparation from the model's own work.
+inline constexpr char kDataScope[] = "plumb::data";
+
+// Distinct synthetic batches a loop cycles through (see step_loop.cpp).
+inline constexpr size_t kDefaultBatchPool = 3;
+
 class StepLoop {
  public:
-  StepLoop(Model& model, Mode mode, const torch::Device& device);
+  StepLoop(Model& model, Mode mode, const torch::Device& device,
+           size_t batch_pool = kDefaultBatchPool);
 
   // One timed step, seconds (a CUDA device is synchronised before the clock stops).
   // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.
@@ -24,6 +32,7 @@ class StepLoop {
   double units() const { return units_; }
   double last_value() const { return last_value_; }
   Model& model() { return model_; }
+  const std::vector<Batch>& batches() const { return batches_; }
 
  private:
   Model& model_;
@@ -47,9 +56,11 @@ void warm_up(StepLoop& loop, const RunOptions& options, RunResult& result,
 
 // Builds the workload's model for `options` (seed, threads, device, mode state), runs `body`
 // with a step loop over it, and turns any workload failure into result.status/message
-// (UsageError still propagates: that is the user's input, not the workload).
+// (UsageError still propagates: that is the user's input, not the workload). The loop holds
+// `batch_pool` batches.
 void with_model(const Workload& workload, const RunOptions& options, RunResult& result,
-                const std::function<void(StepLoop&)>& body);
+                const std::function<void(StepLoop&)>& body,
+                size_t batch_pool = kDefaultBatchPool);
 
 std::string utc_now_iso8601();
 double process_cpu_seconds();

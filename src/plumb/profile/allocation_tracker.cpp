@@ -1,0 +1,368 @@
+// Allocator wrapper and phase/operator context for the memory profiler (see
+// allocation_tracker.h).
+#include "plumb/profile/allocation_tracker.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/run/step_loop.h"
+
+namespace plumb::profile {
+
+const char* phase_name(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kBuild:
+      return "build";
+    case StepPhase::kData:
+      return "data";
+    case StepPhase::kForward:
+      return "forward";
+    case StepPhase::kBackward:
+      return "backward";
+    case StepPhase::kOptimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr char kOptimizerScope[] = "optimizer";
+constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What the RecordFunction callback knows about the current thread.
+struct Frame {
+  enum class Kind { kOp, kLayer, kBackward, kOptimizer, kData } kind;
+  const char* name;  // valid while the RecordFunction is open, i.e. while the frame is
+};
+struct ThreadContext {
+  std::vector<Frame> frames;
+  int backward = 0, optimizer = 0, data = 0;  // open frames of each marker kind
+};
+thread_local ThreadContext t_context;
+
+// One live allocation made through the wrapper.
+struct Live {
+  uint64_t id;
+  size_t bytes;
+  void* inner_context;  // what the original allocator's deleter needs
+  c10::DeleterFnPtr inner_deleter;
+  uint64_t generation;  // which tracker saw it made
+  StepPhase phase;
+  int64_t step;
+  int op, layer;  // interned names
+};
+
+// Process-wide and never destroyed: tensors made while a tracker was installed may be freed
+// after it is gone (or during static destruction), and their deleter still needs the record.
+struct Hub {
+  std::mutex mutex;
+  std::map<uintptr_t, Live> live;  // ordered: "which allocation contains this address"
+  std::vector<std::string> names{""};
+  std::unordered_map<std::string, int> name_ids{{"", 0}};
+  uint64_t next_id = 1;
+  uint64_t generation = 0;  // of the installed tracker; 0: none
+  c10::Allocator* original = nullptr;
+  c10::DeleterFnPtr fallback_deleter = nullptr;  // the original's raw deleter
+  size_t limit = 0;
+  size_t live_bytes = 0;  // of the current generation
+  size_t peak_bytes = 0;
+  std::atomic<bool> in_step{false};
+  int64_t step = -1;
+  // Recording.
+  bool recording = false;
+  int64_t start_ns = 0;
+  bool forward_since_backward = false;
+  AllocationRecording recording_out;
+  std::unordered_map<uint64_t, size_t> recorded_index;  // id -> position in allocations
+
+  int intern(const char* name) {
+    if (name == nullptr || *name == '\0') return 0;
+    auto [it, inserted] = name_ids.emplace(name, static_cast<int>(names.size()));
+    if (inserted) names.emplace_back(name);
+    return it->second;
+  }
+  TrackedAllocation describe(const Live& l, uintptr_t address) const {
+    TrackedAllocation a;
+    a.id = l.id;
+    a.address = address;
+    a.bytes = l.bytes;
+    a.phase = l.phase;
+    a.step = l.step;
+    a.op = names[static_cast<size_t>(l.op)];
+    a.layer = names[static_cast<size_t>(l.layer)];
+    return a;
+  }
+};
+
+Hub& hub() {
+  static Hub* h = new Hub();  // intentionally leaked (see Hub)
+  return *h;
+}
+
+StepPhase current_phase(const ThreadContext& t, const Hub& h) {
+  if (t.data > 0) return StepPhase::kData;
+  if (!h.in_step.load(std::memory_order_relaxed)) return StepPhase::kBuild;
+  if (t.backward > 0) return StepPhase::kBackward;
+  if (t.optimizer > 0) return StepPhase::kOptimizer;
+  return StepPhase::kForward;
+}
+
+const char* innermost(const ThreadContext& t, Frame::Kind kind) {
+  for (auto it = t.frames.rbegin(); it != t.frames.rend(); ++it)
+    if (it->kind == kind) return it->name;
+  return nullptr;
+}
+
+void tracked_delete(void* ptr) {
+  Hub& h = hub();
+  void* inner_context = ptr;
+  // Raw memory the original allocator made can arrive here too: it is freed through whatever
+  // raw_deleter() the CPU allocator has at that moment (LibTorch frees oneDNN's scratch
+  // memory that way).
+  c10::DeleterFnPtr inner_deleter = h.fallback_deleter;
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    auto it = h.live.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it != h.live.end()) {
+      const Live& l = it->second;
+      inner_context = l.inner_context;
+      inner_deleter = l.inner_deleter;
+      if (l.generation == h.generation) {
+        h.live_bytes -= l.bytes;
+        if (h.recording) {
+          auto found = h.recorded_index.find(l.id);
+          if (found != h.recorded_index.end())
+            h.recording_out.allocations[found->second].free_ns = now_ns() - h.start_ns;
+        }
+      }
+      h.live.erase(it);
+    }
+  }
+  if (inner_deleter != nullptr) inner_deleter(inner_context);
+}
+
+class TrackingAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const override {
+    Hub& h = hub();
+    if (h.limit != 0 && n > 0) {
+      std::lock_guard<std::mutex> lock(h.mutex);
+      TORCH_CHECK_WITH(OutOfMemoryError, h.live_bytes + n <= h.limit,
+                       fmt::format("out of memory: allocating {} bytes would take the {} bytes in "
+                                   "use over the memory limit of {} bytes",
+                                   n, h.live_bytes, h.limit));
+    }
+    c10::DataPtr inner = h.original->allocate(n);
+    void* data = inner.get();
+    if (data == nullptr) return inner;  // zero-byte allocations own nothing
+    const ThreadContext& t = t_context;
+    std::lock_guard<std::mutex> lock(h.mutex);
+    Live l;
+    l.id = h.next_id++;
+    l.bytes = n;
+    l.inner_deleter = inner.get_deleter();
+    l.inner_context = inner.release_context();
+    l.generation = h.generation;
+    l.phase = current_phase(t, h);
+    l.step = h.step;
+    l.op = h.intern(innermost(t, Frame::Kind::kOp));
+    l.layer = h.intern(innermost(t, Frame::Kind::kLayer));
+    h.live_bytes += n;
+    if (h.live_bytes > h.peak_bytes) h.peak_bytes = h.live_bytes;
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    if (h.recording) {
+      TrackedAllocation a = h.describe(l, address);
+      a.alloc_ns = now_ns() - h.start_ns;
+      if (l.phase == StepPhase::kForward) h.forward_since_backward = true;
+      h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
+      h.recording_out.allocations.push_back(std::move(a));
+    }
+    auto stale = h.live.find(address);
+    if (stale != h.live.end()) {
+      // Our raw allocation was freed by the original raw deleter after the tracker was gone:
+      // the address is free again, so the old record is history.
+      if (stale->second.generation == h.generation) h.live_bytes -= stale->second.bytes;
+      h.live.erase(stale);
+    }
+    h.live.emplace(address, l);
+    // Context == data, as the default CPU allocator does, so raw_allocate() works too.
+    return {data, data, &tracked_delete, inner.device()};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &tracked_delete; }
+};
+
+TrackingAllocator& tracking_allocator() {
+  static TrackingAllocator* a = new TrackingAllocator();  // outlives every tensor (see Hub)
+  return *a;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  ThreadContext& t = t_context;
+  const char* name = fn.name();
+  Frame frame{Frame::Kind::kOp, name};
+  if (fn.scope() == at::RecordScope::USER_SCOPE) {
+    if (std::strcmp(name, kOptimizerScope) == 0) {
+      frame.kind = Frame::Kind::kOptimizer;
+      ++t.optimizer;
+    } else if (std::strcmp(name, run::kDataScope) == 0) {
+      frame.kind = Frame::Kind::kData;
+      ++t.data;
+    } else {
+      frame.kind = Frame::Kind::kLayer;
+    }
+  } else if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
+             std::strncmp(name, kEngineWrapper, sizeof(kEngineWrapper) - 1) == 0) {
+    frame.kind = Frame::Kind::kBackward;
+    if (t.backward++ == 0) {
+      Hub& h = hub();
+      std::lock_guard<std::mutex> lock(h.mutex);
+      if (h.recording && h.forward_since_backward) {
+        h.recording_out.backward_starts_ns.push_back(now_ns() - h.start_ns);
+        h.forward_since_backward = false;
+      }
+    }
+  }
+  t.frames.push_back(frame);
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction&, at::ObserverContext*) {
+  ThreadContext& t = t_context;
+  if (t.frames.empty()) return;  // opened before the callback was installed
+  switch (t.frames.back().kind) {
+    case Frame::Kind::kBackward:
+      --t.backward;
+      break;
+    case Frame::Kind::kOptimizer:
+      --t.optimizer;
+      break;
+    case Frame::Kind::kData:
+      --t.data;
+      break;
+    default:
+      break;
+  }
+  t.frames.pop_back();
+}
+
+}  // namespace
+
+struct AllocationTracker::State {
+  at::CallbackHandle callback = 0;
+};
+
+AllocationTracker::AllocationTracker(size_t limit_bytes) : state_(std::make_shared<State>()) {
+  Hub& h = hub();
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    PLUMB_ASSERT(h.generation == 0, "an AllocationTracker is already installed");
+    static uint64_t generations = 0;
+    h.generation = ++generations;
+    h.original = c10::GetAllocator(c10::DeviceType::CPU);
+    h.fallback_deleter = h.original->raw_deleter();
+    h.limit = limit_bytes;
+    h.live_bytes = 0;
+    h.peak_bytes = 0;
+    h.step = -1;
+    h.in_step = false;
+  }
+  t_context = ThreadContext{};
+  // Priority 0 is what LibTorch registers its default CPU allocator with; equal priority
+  // replaces it.
+  c10::SetAllocator(c10::DeviceType::CPU, &tracking_allocator(), 0);
+  state_->callback = at::addGlobalCallback(
+      at::RecordFunctionCallback(&on_start, &on_end)
+          .needsInputs(false)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                   at::RecordScope::USER_SCOPE}));
+}
+
+AllocationTracker::~AllocationTracker() {
+  at::removeCallback(state_->callback);
+  Hub& h = hub();
+  c10::SetAllocator(c10::DeviceType::CPU, h.original, 0);
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.generation = 0;
+  h.limit = 0;
+  h.recording = false;
+  h.in_step = false;
+}
+
+void AllocationTracker::begin_step() {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  ++h.step;
+  h.in_step = true;
+}
+
+void AllocationTracker::end_step() { hub().in_step = false; }
+
+void AllocationTracker::start_recording() {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.recording_out = AllocationRecording{};
+  h.recorded_index.clear();
+  for (const auto& [address, l] : h.live) {
+    if (l.generation != h.generation) continue;
+    h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
+    h.recording_out.allocations.push_back(h.describe(l, address));
+  }
+  h.forward_since_backward = false;
+  h.start_ns = now_ns();
+  h.recording = true;
+}
+
+AllocationRecording AllocationTracker::stop_recording() {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.recording = false;
+  AllocationRecording out = std::move(h.recording_out);
+  out.duration_ns = now_ns() - h.start_ns;
+  h.recording_out = AllocationRecording{};
+  h.recorded_index.clear();
+  return out;
+}
+
+size_t AllocationTracker::live_bytes() const {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.live_bytes;
+}
+
+size_t AllocationTracker::peak_live_bytes() const {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.peak_bytes;
+}
+
+size_t AllocationTracker::limit_bytes() const { return hub().limit; }
+
+uint64_t AllocationTracker::allocation_containing(const void* address) const {
+  Hub& h = hub();
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  std::lock_guard<std::mutex> lock(h.mutex);
+  auto it = h.live.upper_bound(a);
+  if (it == h.live.begin()) return 0;
+  --it;
+  if (a >= it->first + it->second.bytes || it->second.generation != h.generation) return 0;
+  return it->second.id;
+}
+
+}  // namespace plumb::profile

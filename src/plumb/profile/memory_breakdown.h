@@ -1,0 +1,90 @@
+// What the bytes of a recorded step are (TBD's categories), decided from what each allocation
+// is, never from its size:
+//   weights          storages of parameters and buffers (identified by address)
+//   gradients        storages of the parameters' .grad tensors (by address)
+//   input            storages of the batch's tensors (by address)
+//   optimizer_state  made inside the optimizer step and kept across steps (momentum, Adam's
+//                    moments, RMSProp's squares: TBD's "dynamic" memory)
+//   feature_maps     made in forward and still alive when the backward pass begins: what
+//                    forward saved for backward
+//   workspace        made and freed within one phase (inside an operator or between two);
+//                    in inference every activation is workspace, as nothing is kept
+//   other            anything else, reported rather than hidden: state carried between steps
+//                    that is none of the above (replay memory, recurrent state), what a
+//                    backward pass leaves behind, leftovers of the model build
+// From the categories, the live bytes of each over the step (a timeline), the peak of each and
+// of the total, the mix at the total peak, and which layers made the feature maps.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "plumb/profile/allocation_tracker.h"
+
+namespace plumb::profile {
+
+enum class MemoryCategory {
+  kWeights,
+  kGradients,
+  kOptimizerState,
+  kFeatureMaps,
+  kWorkspace,
+  kInput,
+  kOther
+};
+inline constexpr size_t kMemoryCategoryCount = 7;
+// "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "other"
+const char* category_key(MemoryCategory category);
+MemoryCategory category_at(size_t index);
+using CategoryBytes = std::array<int64_t, kMemoryCategoryCount>;
+
+// Allocation ids known by what they hold (AllocationTracker::allocation_containing).
+struct KnownAllocations {
+  std::unordered_set<uint64_t> weights, gradients, input;
+};
+
+struct TimelinePoint {
+  int64_t t_ns = 0;  // from the start of the recording
+  CategoryBytes bytes{};
+};
+
+struct LayerBytes {
+  std::string layer;  // "" when made outside any named layer
+  int64_t bytes = 0;
+};
+
+struct NotableAllocation {
+  int64_t bytes = 0;
+  MemoryCategory category = MemoryCategory::kOther;
+  StepPhase phase = StepPhase::kForward;
+  std::string op, layer;
+};
+
+struct MemoryBreakdown {
+  CategoryBytes peak{};           // each category's own peak over the recording
+  int64_t total_peak = 0;         // peak of the sum
+  int64_t total_peak_ns = 0;      // when it happened
+  CategoryBytes at_total_peak{};  // the mix at that moment
+  CategoryBytes at_start{};       // live when the recording began
+  std::vector<TimelinePoint> timeline;     // at most the requested points; the peak included
+  std::vector<int64_t> backward_starts_ns;  // forward/backward boundaries
+  int64_t duration_ns = 0;
+  std::vector<LayerBytes> feature_map_layers;  // bytes of feature maps each layer made, desc
+  std::vector<NotableAllocation> largest;      // the biggest allocations made while recording
+  int64_t allocations = 0;                     // made while recording
+  int64_t bytes_allocated = 0;                 // their total size
+};
+
+MemoryCategory classify(const TrackedAllocation& a, const KnownAllocations& known,
+                        const std::vector<int64_t>& backward_starts_ns, int64_t recorded_step);
+
+// `recorded_step`: the index of the step that was recorded (allocations from earlier steps
+// are state carried across steps). `max_points` >= 2 bounds the timeline.
+MemoryBreakdown break_down(const AllocationRecording& recording, const KnownAllocations& known,
+                           int64_t recorded_step, size_t max_points = 200,
+                           size_t largest_count = 10);
+
+}  // namespace plumb::profile

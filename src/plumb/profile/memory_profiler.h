@@ -1,0 +1,53 @@
+// A memory-profiling pass (TBD Sec. IV-B): build the workload with every CPU allocation
+// tracked, take a few steps so that gradients and optimizer state exist, then record one step
+// and say what its bytes are (memory_breakdown.h). Separate from timing runs: the step time
+// here carries the tracker's overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plumb/core/workload.h"
+#include "plumb/profile/memory_breakdown.h"
+#include "plumb/run/run_result.h"
+
+namespace plumb::profile {
+
+struct MemoryOptions {
+  // Steps before the recorded one: the first makes the gradients and the optimizer state
+  // (lazily, as LibTorch's optimizers do), the second shows the steady pattern.
+  int warmup_steps = 2;
+  // Capacity the tracker enforces (an allocation beyond it is out of memory). 0: what the
+  // machine has available when the pass starts, so running out is a recorded status rather
+  // than swapping or the kernel's OOM killer.
+  int64_t limit_bytes = 0;
+  size_t timeline_points = 200;
+};
+
+struct MemoryProfileResult {
+  run::RunStatus status = run::RunStatus::kOk;
+  std::string message;  // why, when status != ok
+  std::string command;  // plumb memory command that reproduces it
+  std::string started_at;
+  int threads = 1;
+  int64_t limit_bytes = 0;  // the capacity enforced
+  double step_s = 0;        // the recorded step (tracking on)
+  double units_per_step = 0;
+  std::string throughput_unit;
+  MemoryBreakdown breakdown;
+  // Largest tracked total since the build began (the build's transients included).
+  int64_t tracked_peak = 0;
+  // Growth of the process's peak resident set (VmHWM) over its resident set before the build
+  // (after resetting the peak through /proc/self/clear_refs); -1 when Linux does not allow it.
+  int64_t rss_peak_growth = -1;
+  std::vector<std::string> warnings;
+};
+
+// Bytes the machine can still give (MemAvailable), 0 when unknown.
+int64_t available_memory_bytes();
+
+MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptions& options,
+                                   const MemoryOptions& memory);
+
+}  // namespace plumb::profile
