@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev             # oneDNN: reduced-precision kernels
   libsqlite3-dev libsqlitecpp-dev  # results store
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  libyaml-cpp-dev         # sweep specs in YAML
   libboost-dev            # Boost.Math (Student-t quantiles)
   googletest libgtest-dev libbenchmark-dev
 )

@@ -5,14 +5,15 @@
 
 namespace plumb::cli {
 
-void add_config_options(CLI::App& cmd, ConfigOverrides& o) {
-  cmd.add_option_function<int64_t>(
+void add_config_options(CLI::App& cmd, ConfigOverrides& o, BatchOption batch) {
+  if (batch == BatchOption::kSingle)
+    cmd.add_option_function<int64_t>(
       "--batch",
-      [&o](const int64_t& b) {
-        o.batch = b;
-        o.batch_given = true;
-      },
-      "Mini-batch size (default: the workload's published one)");
+        [&o](const int64_t& b) {
+          o.batch = b;
+          o.batch_given = true;
+        },
+        "Mini-batch size (default: the workload's published one)");
   cmd.add_option("--set", o.sets, "Override a config key: --set key=value (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }

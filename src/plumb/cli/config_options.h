@@ -17,7 +17,10 @@ struct ConfigOverrides {
   std::vector<std::string> sets;  // "key=value"
 };
 
-void add_config_options(CLI::App& cmd, ConfigOverrides& overrides);
+enum class BatchOption { kSingle, kNone };  // memory declares its own --batch list
+
+void add_config_options(CLI::App& cmd, ConfigOverrides& overrides,
+                        BatchOption batch = BatchOption::kSingle);
 
 // Defaults with the overrides applied; throws UsageError for unknown keys or bad values.
 Config resolve_config(const Workload& workload, const ConfigOverrides& overrides);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_info_command(app);
   plumb::cli::add_run_commands(app, exit_code);
   plumb::cli::add_profile_command(app, exit_code);
+  plumb::cli::add_memory_command(app, exit_code);
   plumb::cli::add_probe_command(app);
   plumb::cli::add_roofline_command(app, exit_code);
   plumb::cli::add_project_command(app);

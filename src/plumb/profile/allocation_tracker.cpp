@@ -118,9 +118,11 @@ Hub& hub() {
 
 StepPhase current_phase(const ThreadContext& t, const Hub& h) {
   if (t.data > 0) return StepPhase::kData;
+  // Also outside steps: optimizers that allocate their state up front (Adagrad) are built
+  // under the optimizer scope.
+  if (t.optimizer > 0 && t.backward == 0) return StepPhase::kOptimizer;
   if (!h.in_step.load(std::memory_order_relaxed)) return StepPhase::kBuild;
   if (t.backward > 0) return StepPhase::kBackward;
-  if (t.optimizer > 0) return StepPhase::kOptimizer;
   return StepPhase::kForward;
 }
 
@@ -352,7 +354,17 @@ size_t AllocationTracker::peak_live_bytes() const {
   return h.peak_bytes;
 }
 
-size_t AllocationTracker::limit_bytes() const { return hub().limit; }
+size_t AllocationTracker::limit_bytes() const {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  return h.limit;
+}
+
+void AllocationTracker::set_limit_bytes(size_t limit_bytes) {
+  Hub& h = hub();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.limit = limit_bytes;
+}
 
 uint64_t AllocationTracker::allocation_containing(const void* address) const {
   Hub& h = hub();

@@ -73,6 +73,8 @@ class AllocationTracker {
   size_t live_bytes() const;
   size_t peak_live_bytes() const;  // since construction
   size_t limit_bytes() const;
+  // Changes the capacity from now on (0: none); live bytes above it stay where they are.
+  void set_limit_bytes(size_t limit_bytes);
 
   // The id of the live allocation whose bytes contain `address`, 0 when none does (memory
   // that LibTorch did not allocate through the hook, or allocated before the tracker).

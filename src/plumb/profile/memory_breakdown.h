@@ -3,8 +3,9 @@
 //   weights          storages of parameters and buffers (identified by address)
 //   gradients        storages of the parameters' .grad tensors (by address)
 //   input            storages of the batch's tensors (by address)
-//   optimizer_state  made inside the optimizer step and kept across steps (momentum, Adam's
-//                    moments, RMSProp's squares: TBD's "dynamic" memory)
+//   optimizer_state  made under the "optimizer" scope (the optimizer step, or the build of an
+//                    optimizer that allocates up front, like Adagrad) and kept across steps:
+//                    momentum, Adam's moments, RMSProp's squares (TBD's "dynamic" memory)
 //   feature_maps     made in forward and still alive when the backward pass begins: what
 //                    forward saved for backward
 //   workspace        made and freed within one phase (inside an operator or between two);

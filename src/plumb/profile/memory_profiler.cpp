@@ -66,7 +66,15 @@ double tracked_step(AllocationTracker& tracker, run::StepLoop& loop) {
 
 void add_storage(const AllocationTracker& tracker, const torch::Tensor& t,
                  std::unordered_set<uint64_t>& ids) {
-  if (!t.defined() || !t.has_storage() || t.storage().data() == nullptr) return;
+  if (!t.defined()) return;
+  if (t.is_sparse()) {
+    // A sparse gradient (embeddings with sparse=true) owns no storage itself: its bytes are
+    // its index and value tensors.
+    add_storage(tracker, t._indices(), ids);
+    add_storage(tracker, t._values(), ids);
+    return;
+  }
+  if (!t.has_storage() || t.storage().data() == nullptr) return;
   const uint64_t id = tracker.allocation_containing(t.storage().data());
   if (id != 0) ids.insert(id);
 }
@@ -105,9 +113,8 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   p.started_at = run::utc_now_iso8601();
   p.threads = o.threads;
   p.throughput_unit = workload.info.throughput_unit;
-  p.limit_bytes = m.limit_bytes > 0 ? m.limit_bytes : available_memory_bytes();
-  if (m.limit_bytes == 0 && p.limit_bytes > 0)
-    p.limit_bytes = p.limit_bytes / 10 * 9;  // leave the rest of the machine some room
+  const int64_t machine_limit = available_memory_bytes() / 10 * 9;  // leave the rest some room
+  p.limit_bytes = m.limit_bytes > 0 ? m.limit_bytes : machine_limit;
 
   // glibc raises its mmap threshold after the first large free and then keeps freed large
   // blocks on its heap, so the resident set stops following the live bytes (measured: a
@@ -119,11 +126,12 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings
   {
-    AllocationTracker tracker(static_cast<size_t>(p.limit_bytes));
+    AllocationTracker tracker(static_cast<size_t>(machine_limit));
     run::with_model(
         workload, o, r,
         [&](run::StepLoop& loop) {
           p.units_per_step = loop.units();
+          tracker.set_limit_bytes(static_cast<size_t>(p.limit_bytes));
           for (int i = 0; i < m.warmup_steps; ++i) tracked_step(tracker, loop);
           tracker.start_recording();
           const int64_t recorded_step = m.warmup_steps;

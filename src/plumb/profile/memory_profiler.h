@@ -18,9 +18,11 @@ struct MemoryOptions {
   // Steps before the recorded one: the first makes the gradients and the optimizer state
   // (lazily, as LibTorch's optimizers do), the second shows the steady pattern.
   int warmup_steps = 2;
-  // Capacity the tracker enforces (an allocation beyond it is out of memory). 0: what the
-  // machine has available when the pass starts, so running out is a recorded status rather
-  // than swapping or the kernel's OOM killer.
+  // Capacity the tracker enforces on the steps (an allocation beyond it is out of memory): a
+  // budget for the model, its optimizer, activations and the batch, not for plumb's own
+  // synthesis of data before the steps. 0: 90% of what the machine has available when the
+  // pass starts, enforced from the build on, so running out is a recorded status rather than
+  // swapping or the kernel's OOM killer.
   int64_t limit_bytes = 0;
   size_t timeline_points = 200;
 };

@@ -182,6 +182,9 @@ void export_json(const ResultsStore& store, std::ostream& out) {
     doc["runs"].push_back(run_json(r, /*with_samples=*/true));
   doc["probes"] = nlohmann::ordered_json::array();
   for (const StoredProbe& p : store.load_probes()) doc["probes"].push_back(probe_json(p));
+  doc["memory_profiles"] = nlohmann::ordered_json::array();
+  for (const StoredMemoryProfile& m : store.load_memory_profiles())
+    doc["memory_profiles"].push_back(memory_profile_json(m));
   out << doc.dump(2) << '\n';
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/platform/environment.h"
+#include "plumb/profile/memory_profiler.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/run_result.h"
 
@@ -26,9 +27,10 @@ class Database;
 
 namespace plumb::store {
 
-// v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes (older
-// files are upgraded in place, in one transaction, the first time a writing plumb opens them).
-inline constexpr int kSchemaVersion = 3;
+// v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes; v4 adds
+// memory_profiles (older files are upgraded in place, in one transaction, the first time a
+// writing plumb opens them).
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -54,6 +56,12 @@ struct StoredRun : StoredRecord {
 struct StoredProfile : StoredRecord {
   std::string group;  // shared by the passes of one `plumb profile` call
   profile::ProfileResult result;
+};
+
+// A memory-profiling pass (`plumb memory`, one batch) as read back from the store.
+struct StoredMemoryProfile : StoredRecord {
+  std::string group;  // shared by the batches of one `plumb memory` call
+  profile::MemoryProfileResult result;
 };
 
 // A machine-ceilings probe (`plumb probe`) as stored: the whole probe document (docs/json.md)
@@ -91,6 +99,14 @@ class ResultsStore {
   // Profiles in id order: all, or those of one group. Empty for a v1 file read unupgraded.
   std::vector<StoredProfile> load_profiles(const std::string& group = "") const;
 
+  // Stores one memory-profiling pass atomically; returns its id.
+  int64_t save_memory_profile(const run::RunOptions& options,
+                              const profile::MemoryProfileResult& result,
+                              const platform::Environment& environment, const std::string& group,
+                              const std::string& tag = "");
+  // In id order: all, or those of one group. Empty for a file older than v4 read unupgraded.
+  std::vector<StoredMemoryProfile> load_memory_profiles(const std::string& group = "") const;
+
   // Stores one probe atomically (nothing of an interrupted probe is ever written: the caller
   // saves only a finished one); returns its id.
   int64_t save_probe(const StoredProbe& probe);
@@ -114,6 +130,11 @@ nlohmann::ordered_json run_json(const StoredRun& run, bool with_samples);
 // One probe as `plumb probe --json` prints it and `plumb export` lists it: probe_id,
 // machine_key, the probe document's fields (docs/json.md), and the environment.
 nlohmann::ordered_json probe_json(const StoredProbe& probe);
+
+// One memory-profiling pass as `plumb memory --json` prints it per batch and `plumb export`
+// lists it (docs/json.md): the record, per-category peaks at the top level, total_peak, and
+// the breakdown's details.
+nlohmann::ordered_json memory_profile_json(const StoredMemoryProfile& memory);
 
 // plumb export: the whole store as one JSON document (documented in docs/json.md).
 void export_json(const ResultsStore& store, std::ostream& out);

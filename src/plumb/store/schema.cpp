@@ -171,6 +171,46 @@ CREATE TABLE probes (
 CREATE INDEX probes_by_machine ON probes (machine, id);
 )sql";
 
+// Version 4: memory-profiling passes (`plumb memory`), one row per workload, mode and batch.
+// Per-category peaks are columns for querying; the breakdown (mix at the peak, timeline,
+// layers, largest allocations) is kept whole as JSON.
+constexpr const char* kMemorySql = R"sql(
+CREATE TABLE memory_profiles (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  group_id        TEXT NOT NULL,
+  started_at      TEXT NOT NULL,
+  workload        TEXT NOT NULL,
+  mode            TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
+  batch           INTEGER NOT NULL,
+  threads         INTEGER NOT NULL,
+  device          TEXT NOT NULL,
+  tag             TEXT NOT NULL,
+  command         TEXT NOT NULL,
+  status          TEXT NOT NULL
+                  CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
+  message         TEXT NOT NULL,
+  config_json     TEXT NOT NULL,
+  environment_id  INTEGER NOT NULL REFERENCES environments(id),
+  weights         INTEGER,
+  gradients       INTEGER,
+  optimizer_state INTEGER,
+  feature_maps    INTEGER,
+  workspace       INTEGER,
+  input           INTEGER,
+  other           INTEGER,
+  total_peak      INTEGER,
+  tracked_peak    INTEGER,
+  rss_peak_growth INTEGER,
+  limit_bytes     INTEGER NOT NULL,
+  step_s          REAL,
+  units_per_step  REAL,
+  throughput_unit TEXT NOT NULL,
+  warnings_json   TEXT NOT NULL,
+  breakdown_json  TEXT NOT NULL
+);
+CREATE INDEX memory_profiles_by_group ON memory_profiles (group_id, id);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -356,6 +396,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(kSchemaSql);
   db.exec(kProfilesSql);
   db.exec(kProbesSql);
+  db.exec(kMemorySql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -364,6 +405,7 @@ void migrate_schema(SQLite::Database& db, int from) {
   PLUMB_ASSERT(from >= 1 && from < kSchemaVersion, "migration from an unknown schema version");
   if (from < 2) db.exec(kProfilesSql);
   if (from < 3) db.exec(kProbesSql);
+  if (from < 4) db.exec(kMemorySql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

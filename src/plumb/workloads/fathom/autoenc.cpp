@@ -62,6 +62,9 @@ class VaeModel : public Model {
         pixels_(c.get_int("pixels")),
         device_(device) {
     net_->to(device);
+    // Under the optimizer scope: Adagrad allocates its accumulators up front, and the memory
+    // profiler files what is made in that scope as optimizer state.
+    LayerScope scope("optimizer");
     optimizer_ = std::make_unique<torch::optim::Adagrad>(
         net_->parameters(), torch::optim::AdagradOptions(c.get_double("lr")));
   }

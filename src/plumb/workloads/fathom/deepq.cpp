@@ -236,7 +236,12 @@ class DeepQModel : public Model {
     target_->to(device);
     for (auto& p : target_->parameters()) p.set_requires_grad(false);
     sync_target();
-    optimizer_ = std::make_unique<DeepMindRmsProp>(online_->parameters(), c);
+    {
+      // The RMSProp averages are allocated here; under this scope the memory profiler files
+      // them as optimizer state.
+      LayerScope scope("optimizer");
+      optimizer_ = std::make_unique<DeepMindRmsProp>(online_->parameters(), c);
+    }
     env_ = std::make_unique<SyntheticAtariEnv>(env_options_, draw_seed(), device);
     // Replay start: the paper fills the memory with a uniform random policy before learning.
     replay_.start(env_->frame());

@@ -234,8 +234,13 @@ class RnnSearchModel : public Model {
         beam_(c.get_int("beam")),
         max_grad_norm_(c.get_double("max_grad_norm")) {
     net_->to(device);
-    optimizer_ =
-        std::make_unique<Adadelta>(net_->parameters(), c.get_double("rho"), c.get_double("eps"));
+    {
+      // Adadelta's running averages are allocated here; under this scope the memory profiler
+      // files them as optimizer state.
+      LayerScope scope("optimizer");
+      optimizer_ =
+          std::make_unique<Adadelta>(net_->parameters(), c.get_double("rho"), c.get_double("eps"));
+    }
     source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kReservedIds, device);
     target_probs_ = log_uniform_probabilities(c.get_int("target_vocab") - kReservedIds, device);
   }

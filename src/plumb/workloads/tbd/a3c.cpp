@@ -199,7 +199,12 @@ class A3cModel : public Model {
         eps_(c.get_double("eps")) {
     shared_->to(device);
     shared_params_ = shared_->parameters();
-    for (const auto& p : shared_params_) square_avg_.push_back(torch::zeros_like(p));
+    {
+      // The shared RMSProp squares; under this scope the memory profiler files them as
+      // optimizer state.
+      LayerScope scope("optimizer");
+      for (const auto& p : shared_params_) square_avg_.push_back(torch::zeros_like(p));
+    }
     for (int64_t i = 0; i < actors_; ++i) {
       Actor a{ActorCritic(c), nullptr, std::mt19937_64(draw_seed()), 0.0, 0};
       a.local->to(device);
