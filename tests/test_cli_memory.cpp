@@ -12,12 +12,12 @@ namespace plumb::testing {
 namespace {
 
 constexpr const char* kTinyAutoenc = "autoenc --set hidden=16 --set latent=4 --threads 1";
-const char* const kCategories[] = {"weights",   "gradients", "optimizer_state", "feature_maps",
-                                   "workspace", "input",     "other"};
+const char* const kCategories[] = {
+    "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "other"};
 
 TEST_F(Cli, MemoryJsonHasPerBatchCategoriesSlopesAndLayers) {
-  Result r = plumb(std::string("memory ") + kTinyAutoenc + " --mode train --batch 2,4,8 --json --db " +
-                   db());
+  Result r = plumb(std::string("memory ") + kTinyAutoenc +
+                   " --mode train --batch 2,4,8 --json --db " + db());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc.at("batches").size(), 3u);

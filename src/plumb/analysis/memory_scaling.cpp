@@ -47,9 +47,9 @@ MemoryScaling fit_memory_scaling(const std::vector<MemoryPoint>& points) {
   std::set<int64_t> batches;
   for (const auto& p : points) batches.insert(p.batch);
   if (batches.size() < 2)
-    throw UsageError(fmt::format(
-        "memory scaling needs successful passes at two or more batch sizes, got {}",
-        batches.size()));
+    throw UsageError(
+        fmt::format("memory scaling needs successful passes at two or more batch sizes, got {}",
+                    batches.size()));
   std::vector<double> x, total;
   for (const auto& p : points) {
     x.push_back(static_cast<double>(p.batch));

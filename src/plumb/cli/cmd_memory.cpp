@@ -67,8 +67,7 @@ class MemorySession {
     m.warmup_steps = flags_.warmup_steps;
     m.limit_bytes = limit_bytes;
     std::cerr << fmt::format("memory {} {} batch {}{} ...\n", workload_.info.name, flags_.mode,
-                             batch,
-                             limit_bytes > 0 ? " under " + format_bytes(limit_bytes) : "");
+                             batch, limit_bytes > 0 ? " under " + format_bytes(limit_bytes) : "");
     const auto env = platform::capture_environment(o.threads, o.device);
     const auto result = profile::profile_memory(workload_, o, m);
     for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
@@ -104,13 +103,14 @@ class MemorySession {
   std::vector<store::StoredMemoryProfile> passes_;
 };
 
-bool ok(const store::StoredMemoryProfile& p) { return p.result.status == run::RunStatus::kOk; }
+bool ok(const store::StoredMemoryProfile& p) {
+  return p.result.status == run::RunStatus::kOk;
+}
 
 std::vector<analysis::MemoryPoint> points_of(const std::vector<store::StoredMemoryProfile>& ps) {
   std::vector<analysis::MemoryPoint> points;
   for (const auto& p : ps)
-    if (ok(p))
-      points.push_back({p.batch, p.result.breakdown.peak, p.result.breakdown.total_peak});
+    if (ok(p)) points.push_back({p.batch, p.result.breakdown.peak, p.result.breakdown.total_peak});
   return points;
 }
 
@@ -158,9 +158,9 @@ int64_t next_candidate(const std::vector<analysis::MemoryPoint>& points, const C
   } else {
     const auto& p = points[points.size() - 2];
     const auto& q = points.back();
-    const auto line = analysis::fit_line(
-        {static_cast<double>(p.batch), static_cast<double>(q.batch)},
-        {static_cast<double>(p.total_peak), static_cast<double>(q.total_peak)});
+    const auto line =
+        analysis::fit_line({static_cast<double>(p.batch), static_cast<double>(q.batch)},
+                           {static_cast<double>(p.total_peak), static_cast<double>(q.total_peak)});
     b = analysis::predicted_largest_batch(line, c.limit_bytes);
     if (b < 0) b = c.fails > 0 ? (c.fits + c.fails) / 2 : 2 * c.fits;
   }
@@ -175,9 +175,10 @@ CapacityResult find_capacity(MemorySession& session, int64_t limit) {
   const store::StoredMemoryProfile* one = session.ok_at(1);
   if (one == nullptr) one = &session.measure(1, 0);
   if (!ok(*one))
-    throw UsageError(fmt::format("cannot find a batch under --memory-limit: batch 1 did not run "
-                                 "({}: {})",
-                                 run::status_name(one->result.status), one->result.message));
+    throw UsageError(
+        fmt::format("cannot find a batch under --memory-limit: batch 1 did not run "
+                    "({}: {})",
+                    run::status_name(one->result.status), one->result.message));
   c.batch1_bytes = one->result.breakdown.total_peak;
   if (c.batch1_bytes > limit)
     throw UsageError(fmt::format(
@@ -194,8 +195,7 @@ CapacityResult find_capacity(MemorySession& session, int64_t limit) {
   }
   const auto all = points_of(session.passes());
   if (distinct_batches(all) >= 2)
-    c.predicted =
-        analysis::predicted_largest_batch(analysis::fit_memory_scaling(all).total, limit);
+    c.predicted = analysis::predicted_largest_batch(analysis::fit_memory_scaling(all).total, limit);
   bool last_oom = false;
   for (int attempt = 0; attempt < 10 && (c.fails == 0 || c.fails > c.fits + 1); ++attempt) {
     auto points = points_of(session.passes());
@@ -335,8 +335,8 @@ void add_memory_command(CLI::App& app, int& exit_code) {
           "plumb memory tracks the CPU allocator only; --device {} is not supported yet",
           flags->run.device));
     if (flags->warmup_steps < 1)
-      throw UsageError(fmt::format("--warmup-steps must be at least 1, got {}",
-                                   flags->warmup_steps));
+      throw UsageError(
+          fmt::format("--warmup-steps must be at least 1, got {}", flags->warmup_steps));
     run::RunOptions check = flags->run;
     check.workload = w.info.name;
     check.mode = mode;
@@ -384,15 +384,14 @@ void add_memory_command(CLI::App& app, int& exit_code) {
         nlohmann::ordered_json attempts = nlohmann::ordered_json::array();
         for (const auto& [b, outcome] : capacity->attempts)
           attempts.push_back({{"batch", b}, {"outcome", outcome}});
-        out["memory_limit"] = {
-            {"limit_bytes", capacity->limit_bytes},
-            {"batch1_bytes", capacity->batch1_bytes},
-            {"predicted_batch", capacity->predicted},
-            {"largest_fitting_batch", capacity->fits},
-            {"smallest_failing_batch", capacity->fails},
-            {"verified_batch", capacity->verified},
-            {"verified_total_peak", capacity->verified_peak},
-            {"attempts", attempts}};
+        out["memory_limit"] = {{"limit_bytes", capacity->limit_bytes},
+                               {"batch1_bytes", capacity->batch1_bytes},
+                               {"predicted_batch", capacity->predicted},
+                               {"largest_fitting_batch", capacity->fits},
+                               {"smallest_failing_batch", capacity->fails},
+                               {"verified_batch", capacity->verified},
+                               {"verified_total_peak", capacity->verified_peak},
+                               {"attempts", attempts}};
       }
       std::cout << out.dump(2) << '\n';
       return;
@@ -402,9 +401,9 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       std::cout << fmt::format("\nmemory limit {}: batch 1 needs {}; ",
                                format_bytes(static_cast<double>(capacity->limit_bytes)),
                                format_bytes(static_cast<double>(capacity->batch1_bytes)));
-      std::cout << fmt::format("the fit over the measured batches predicts {}; ",
-                               capacity->predicted < 0 ? std::string("no bound")
-                                                       : std::to_string(capacity->predicted));
+      std::cout << fmt::format(
+          "the fit over the measured batches predicts {}; ",
+          capacity->predicted < 0 ? std::string("no bound") : std::to_string(capacity->predicted));
       std::cout << "searched:";
       for (const auto& [b, outcome] : capacity->attempts)
         std::cout << fmt::format(" {} ({})", b, outcome);

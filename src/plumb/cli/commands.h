@@ -13,6 +13,8 @@ void add_run_commands(CLI::App& app, int& exit_code);  // run, suite
 void add_export_command(CLI::App& app);
 void add_profile_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
+void add_sweep_commands(CLI::App& app, int& exit_code);  // sweep, merge
+void add_analyze_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_roofline_command(CLI::App& app, int& exit_code);
 void add_project_command(CLI::App& app);

@@ -8,7 +8,7 @@ namespace plumb::cli {
 void add_config_options(CLI::App& cmd, ConfigOverrides& o, BatchOption batch) {
   if (batch == BatchOption::kSingle)
     cmd.add_option_function<int64_t>(
-      "--batch",
+        "--batch",
         [&o](const int64_t& b) {
           o.batch = b;
           o.batch_given = true;

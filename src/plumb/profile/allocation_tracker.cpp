@@ -314,7 +314,9 @@ void AllocationTracker::begin_step() {
   h.in_step = true;
 }
 
-void AllocationTracker::end_step() { hub().in_step = false; }
+void AllocationTracker::end_step() {
+  hub().in_step = false;
+}
 
 void AllocationTracker::start_recording() {
   Hub& h = hub();

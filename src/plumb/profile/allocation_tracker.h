@@ -37,9 +37,9 @@ struct TrackedAllocation {
   uintptr_t address = 0;
   size_t bytes = 0;
   StepPhase phase = StepPhase::kBuild;
-  int64_t step = -1;   // index of the step it was made in (-1: before the first step)
-  std::string op;      // innermost operator running on the allocating thread ("" if none)
-  std::string layer;   // innermost named layer ("" if none)
+  int64_t step = -1;      // index of the step it was made in (-1: before the first step)
+  std::string op;         // innermost operator running on the allocating thread ("" if none)
+  std::string layer;      // innermost named layer ("" if none)
   int64_t alloc_ns = -1;  // from the start of the recording; -1: alive when it began
   int64_t free_ns = -1;   // -1: still alive when the recording stopped
 };

@@ -65,12 +65,12 @@ struct NotableAllocation {
 };
 
 struct MemoryBreakdown {
-  CategoryBytes peak{};           // each category's own peak over the recording
-  int64_t total_peak = 0;         // peak of the sum
-  int64_t total_peak_ns = 0;      // when it happened
-  CategoryBytes at_total_peak{};  // the mix at that moment
-  CategoryBytes at_start{};       // live when the recording began
-  std::vector<TimelinePoint> timeline;     // at most the requested points; the peak included
+  CategoryBytes peak{};                     // each category's own peak over the recording
+  int64_t total_peak = 0;                   // peak of the sum
+  int64_t total_peak_ns = 0;                // when it happened
+  CategoryBytes at_total_peak{};            // the mix at that moment
+  CategoryBytes at_start{};                 // live when the recording began
+  std::vector<TimelinePoint> timeline;      // at most the requested points; the peak included
   std::vector<int64_t> backward_starts_ns;  // forward/backward boundaries
   int64_t duration_ns = 0;
   std::vector<LayerBytes> feature_map_layers;  // bytes of feature maps each layer made, desc

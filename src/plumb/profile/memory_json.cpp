@@ -18,8 +18,7 @@ StepPhase phase_from_name(const std::string& name) {
 MemoryCategory category_from_key(const std::string& key) {
   for (size_t i = 0; i < kMemoryCategoryCount; ++i)
     if (key == category_key(category_at(i))) return category_at(i);
-  throw nlohmann::json::other_error::create(501, "unknown memory category '" + key + "'",
-                                            nullptr);
+  throw nlohmann::json::other_error::create(501, "unknown memory category '" + key + "'", nullptr);
 }
 
 CategoryBytes category_bytes_from_json(const nlohmann::json& j) {
@@ -90,7 +89,8 @@ MemoryBreakdown breakdown_from_json(const nlohmann::json& j) {
   b.allocations = j.at("allocations").get<int64_t>();
   b.bytes_allocated = j.at("bytes_allocated").get<int64_t>();
   for (const auto& l : j.at("feature_map_layers"))
-    b.feature_map_layers.push_back({l.at("layer").get<std::string>(), l.at("bytes").get<int64_t>()});
+    b.feature_map_layers.push_back(
+        {l.at("layer").get<std::string>(), l.at("bytes").get<int64_t>()});
   for (const auto& a : j.at("largest_allocations"))
     b.largest.push_back({a.at("bytes").get<int64_t>(),
                          category_from_key(a.at("category").get<std::string>()),

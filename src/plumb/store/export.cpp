@@ -182,6 +182,32 @@ void export_json(const ResultsStore& store, std::ostream& out) {
     doc["runs"].push_back(run_json(r, /*with_samples=*/true));
   doc["probes"] = nlohmann::ordered_json::array();
   for (const StoredProbe& p : store.load_probes()) doc["probes"].push_back(probe_json(p));
+  doc["sweeps"] = nlohmann::ordered_json::array();
+  for (const StoredSweep& s : store.load_sweeps()) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (const SweepPointRecord& p : store.load_sweep_points(s.id))
+      points.push_back({{"index", p.index},
+                        {"key", p.key},
+                        {"mode", p.mode},
+                        {"params", p.params},
+                        {"status", p.status},
+                        {"message", p.message},
+                        {"run_id", p.run_id},
+                        {"memory_id", p.memory_id},
+                        {"metrics", p.metrics},
+                        {"warmup_s", p.warmup_s},
+                        {"measure_s", p.measure_s},
+                        {"wall_s", p.wall_s},
+                        {"shard", p.shard},
+                        {"finished_at", p.finished_at}});
+    doc["sweeps"].push_back({{"id", s.id},
+                             {"name", s.name},
+                             {"workload", s.workload},
+                             {"spec", nlohmann::ordered_json::parse(s.spec)},
+                             {"created_at", s.created_at},
+                             {"total_points", s.points},
+                             {"points", points}});
+  }
   doc["memory_profiles"] = nlohmann::ordered_json::array();
   for (const StoredMemoryProfile& m : store.load_memory_profiles())
     doc["memory_profiles"].push_back(memory_profile_json(m));

@@ -26,66 +26,76 @@ StoredMemoryProfile read_memory_row(const SQLite::Statement& st) {
   r.units_per_step = detail::real_or_nan(st.getColumn("units_per_step"));
   r.throughput_unit = st.getColumn("throughput_unit").getString();
   r.tracked_peak = st.getColumn("tracked_peak").getInt64();
-  r.rss_peak_growth = st.getColumn("rss_peak_growth").isNull()
-                          ? -1
-                          : st.getColumn("rss_peak_growth").getInt64();
+  r.rss_peak_growth =
+      st.getColumn("rss_peak_growth").isNull() ? -1 : st.getColumn("rss_peak_growth").getInt64();
   r.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
                    .get<std::vector<std::string>>();
-  r.breakdown =
-      profile::breakdown_from_json(nlohmann::json::parse(st.getColumn("breakdown_json").getString()));
+  r.breakdown = profile::breakdown_from_json(
+      nlohmann::json::parse(st.getColumn("breakdown_json").getString()));
   return m;
 }
 
 }  // namespace
 
+namespace detail {
+
+int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& options,
+                              const profile::MemoryProfileResult& result,
+                              const platform::Environment& environment, const std::string& group,
+                              const std::string& tag) {
+  const profile::MemoryBreakdown& b = result.breakdown;
+  const bool ok = result.status == run::RunStatus::kOk;
+  const int64_t environment_id = save_environment(db, environment);
+  Row row;
+  row.text("group_id", group)
+      .text("started_at", result.started_at)
+      .text("workload", options.workload)
+      .text("mode", mode_name(options.mode))
+      .integer("batch", options.config.get_int("batch"))
+      .integer("threads", options.threads)
+      .text("device", options.device)
+      .text("tag", tag)
+      .text("command", result.command)
+      .text("status", run::status_name(result.status))
+      .text("message", result.message)
+      .text("config_json", options.config.to_json().dump())
+      .integer("environment_id", environment_id);
+  // A failed pass has no meaningful peaks: NULL, not zero.
+  for (size_t i = 0; i < profile::kMemoryCategoryCount; ++i) {
+    const char* column = profile::category_key(profile::category_at(i));
+    if (ok) {
+      row.integer(column, b.peak[i]);
+    } else {
+      row.null(column);
+    }
+  }
+  if (ok) {
+    row.integer("total_peak", b.total_peak);
+  } else {
+    row.null("total_peak");
+  }
+  row.integer("tracked_peak", result.tracked_peak)
+      .real("rss_peak_growth",
+            result.rss_peak_growth < 0 ? std::nan("") : static_cast<double>(result.rss_peak_growth))
+      .integer("limit_bytes", result.limit_bytes)
+      .real("step_s", ok ? result.step_s : std::nan(""))
+      .real("units_per_step", result.units_per_step)
+      .text("throughput_unit", result.throughput_unit)
+      .text("warnings_json", strings_json(result.warnings))
+      .text("breakdown_json", profile::to_json(b).dump());
+  return row.insert_into(db, "memory_profiles");
+}
+
+}  // namespace detail
+
 int64_t ResultsStore::save_memory_profile(const run::RunOptions& options,
                                           const profile::MemoryProfileResult& result,
                                           const platform::Environment& environment,
                                           const std::string& group, const std::string& tag) {
-  const profile::MemoryBreakdown& b = result.breakdown;
-  const bool ok = result.status == run::RunStatus::kOk;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, environment);
-    detail::Row row;
-    row.text("group_id", group)
-        .text("started_at", result.started_at)
-        .text("workload", options.workload)
-        .text("mode", mode_name(options.mode))
-        .integer("batch", options.config.get_int("batch"))
-        .integer("threads", options.threads)
-        .text("device", options.device)
-        .text("tag", tag)
-        .text("command", result.command)
-        .text("status", run::status_name(result.status))
-        .text("message", result.message)
-        .text("config_json", options.config.to_json().dump())
-        .integer("environment_id", environment_id);
-    // A failed pass has no meaningful peaks: NULL, not zero.
-    for (size_t i = 0; i < profile::kMemoryCategoryCount; ++i) {
-      const char* column = profile::category_key(profile::category_at(i));
-      if (ok) {
-        row.integer(column, b.peak[i]);
-      } else {
-        row.real(column, std::nan(""));
-      }
-    }
-    if (ok) {
-      row.integer("total_peak", b.total_peak);
-    } else {
-      row.real("total_peak", std::nan(""));
-    }
-    row.integer("tracked_peak", result.tracked_peak)
-        .real("rss_peak_growth",
-              result.rss_peak_growth < 0 ? std::nan("")
-                                         : static_cast<double>(result.rss_peak_growth))
-        .integer("limit_bytes", result.limit_bytes)
-        .real("step_s", ok ? result.step_s : std::nan(""))
-        .real("units_per_step", result.units_per_step)
-        .text("throughput_unit", result.throughput_unit)
-        .text("warnings_json", detail::strings_json(result.warnings))
-        .text("breakdown_json", profile::to_json(b).dump());
-    const int64_t id = row.insert_into(*db_, "memory_profiles");
+    const int64_t id =
+        detail::insert_memory_profile(*db_, options, result, environment, group, tag);
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {

@@ -189,62 +189,72 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
   return std::unique_ptr<ResultsStore>(new ResultsStore(path, std::move(db)));
 }
 
-int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunResult& result,
-                               const platform::Environment& environment, const std::string& tag) {
+namespace detail {
+
+int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
+                   const run::RunResult& result, const platform::Environment& environment,
+                   const std::string& tag) {
   const nlohmann::ordered_json config = options.config.to_json();
   // A workload without a batch dimension (none today) is stored with batch 0.
   const auto batch_it = config.find("batch");
   const int64_t batch =
       batch_it != config.end() && batch_it->is_number_integer() ? batch_it->get<int64_t>() : 0;
   const run::Summary& s = result.step_time;
+  const int64_t environment_id = save_environment(db, environment);
+
+  const int64_t run_id =
+      Row()
+          .text("started_at", result.started_at)
+          .text("workload", options.workload)
+          .text("mode", mode_name(options.mode))
+          .integer("batch", batch)
+          .integer("threads", options.threads)
+          .text("device", options.device)
+          .text("tag", tag)
+          .text("command", result.command)
+          .text("status", run::status_name(result.status))
+          .text("message", result.message)
+          .text("config_json", config.dump())
+          .integer("environment_id", environment_id)
+          .real("throughput", result.throughput)
+          .text("throughput_unit", result.throughput_unit)
+          .real("units_per_step", result.units_per_step)
+          .real("wall_seconds", result.wall_seconds)
+          .boolean("steady_detected", result.steady_detected)
+          .boolean("target_met", result.target_met)
+          .integer("warmup_iterations", static_cast<int64_t>(result.warmup_s.size()))
+          .real("last_loss", result.last_loss)
+          .real("cpu_utilization", result.cpu_utilization)
+          .text("warnings_json", strings_json(result.warnings))
+          .integer("n", static_cast<int64_t>(s.n))
+          .real("mean", s.mean)
+          .real("median", s.median)
+          .real("min", s.min)
+          .real("p5", s.p5)
+          .real("p95", s.p95)
+          .real("max", s.max)
+          .real("stddev", s.stddev)
+          .real("cv", s.cv)
+          .real("ci_half_width", s.ci_half_width)
+          .real("ci_rel", s.ci_rel)
+          .real("p50", s.p50)
+          .real("p90", s.p90)
+          .real("p99", s.p99)
+          .insert_into(db, "runs");
+  save_samples(db, run_id, "warmup", result.warmup_s);
+  save_samples(db, run_id, "measure", result.samples_s);
+  return run_id;
+}
+
+}  // namespace detail
+
+int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunResult& result,
+                               const platform::Environment& environment, const std::string& tag) {
   try {
     // IMMEDIATE takes the write lock up front, so a concurrent writer makes us wait (busy
     // timeout) instead of failing half-way through with SQLITE_BUSY.
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = save_environment(*db_, environment);
-
-    const int64_t run_id =
-        Row()
-            .text("started_at", result.started_at)
-            .text("workload", options.workload)
-            .text("mode", mode_name(options.mode))
-            .integer("batch", batch)
-            .integer("threads", options.threads)
-            .text("device", options.device)
-            .text("tag", tag)
-            .text("command", result.command)
-            .text("status", run::status_name(result.status))
-            .text("message", result.message)
-            .text("config_json", config.dump())
-            .integer("environment_id", environment_id)
-            .real("throughput", result.throughput)
-            .text("throughput_unit", result.throughput_unit)
-            .real("units_per_step", result.units_per_step)
-            .real("wall_seconds", result.wall_seconds)
-            .boolean("steady_detected", result.steady_detected)
-            .boolean("target_met", result.target_met)
-            .integer("warmup_iterations", static_cast<int64_t>(result.warmup_s.size()))
-            .real("last_loss", result.last_loss)
-            .real("cpu_utilization", result.cpu_utilization)
-            .text("warnings_json", strings_json(result.warnings))
-            .integer("n", static_cast<int64_t>(s.n))
-            .real("mean", s.mean)
-            .real("median", s.median)
-            .real("min", s.min)
-            .real("p5", s.p5)
-            .real("p95", s.p95)
-            .real("max", s.max)
-            .real("stddev", s.stddev)
-            .real("cv", s.cv)
-            .real("ci_half_width", s.ci_half_width)
-            .real("ci_rel", s.ci_rel)
-            .real("p50", s.p50)
-            .real("p90", s.p90)
-            .real("p99", s.p99)
-            .insert_into(*db_, "runs");
-
-    save_samples(*db_, run_id, "warmup", result.warmup_s);
-    save_samples(*db_, run_id, "measure", result.samples_s);
+    const int64_t run_id = detail::insert_run(*db_, options, result, environment, tag);
     tx.commit();
     return run_id;
   } catch (const SQLite::Exception& e) {

@@ -28,9 +28,9 @@ class Database;
 namespace plumb::store {
 
 // v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes; v4 adds
-// memory_profiles (older files are upgraded in place, in one transaction, the first time a
-// writing plumb opens them).
-inline constexpr int kSchemaVersion = 4;
+// memory_profiles; v5 adds sweeps and sweep_points (older files are upgraded in place, in one
+// transaction, the first time a writing plumb opens them).
+inline constexpr int kSchemaVersion = 5;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -62,6 +62,40 @@ struct StoredProfile : StoredRecord {
 struct StoredMemoryProfile : StoredRecord {
   std::string group;  // shared by the batches of one `plumb memory` call
   profile::MemoryProfileResult result;
+};
+
+// A sweep as registered in a database: its canonical spec identifies it (run::sweep_key).
+struct StoredSweep {
+  int64_t id = 0;
+  std::string name;
+  std::string workload;
+  std::string spec;  // canonical JSON text
+  std::string created_at;
+  int64_t points = 0;  // in the full expansion (all shards)
+};
+
+// One finished sweep point.
+struct SweepPointRecord {
+  int64_t id = 0;
+  int64_t sweep_id = 0;
+  int64_t index = 0;  // in the sweep's expansion
+  std::string key;    // "mode=train batch=64 nodes=32"
+  std::string mode;
+  nlohmann::ordered_json params;  // grid key -> value (numbers where the value is one)
+  std::string status;             // ok, nan_loss, out_of_memory, error, timeout
+  std::string message;
+  int64_t run_id = 0;              // the run behind it (0: none)
+  int64_t memory_id = 0;           // its memory pass when measured (0: none)
+  nlohmann::ordered_json metrics;  // examples_per_s, flops_per_s, flop_utilization ...
+  double warmup_s = 0, measure_s = 0, wall_s = 0;
+  std::string shard;  // "i/n"
+  std::string finished_at;
+};
+
+struct MergeReport {
+  int sweeps_added = 0;
+  int points_added = 0;
+  int points_already_present = 0;
 };
 
 // A machine-ceilings probe (`plumb probe`) as stored: the whole probe document (docs/json.md)
@@ -106,6 +140,24 @@ class ResultsStore {
                               const std::string& tag = "");
   // In id order: all, or those of one group. Empty for a file older than v4 read unupgraded.
   std::vector<StoredMemoryProfile> load_memory_profiles(const std::string& group = "") const;
+
+  // Registers a sweep, or returns the id of the same sweep already there. Throws UsageError
+  // when the name is taken by a different spec (nothing is written then).
+  int64_t register_sweep(const std::string& name, const std::string& workload,
+                         const std::string& spec, int64_t points);
+  std::vector<StoredSweep> load_sweeps() const;
+  std::optional<StoredSweep> find_sweep(const std::string& name) const;
+  std::vector<SweepPointRecord> load_sweep_points(int64_t sweep_id) const;
+  // Stores a finished point atomically with its run and memory pass: a point is either
+  // stored whole or not at all. `point.run_id` / `memory_id` are filled in.
+  int64_t save_sweep_point(SweepPointRecord& point, const run::RunOptions& options,
+                           const run::RunResult& run, const profile::MemoryProfileResult* memory,
+                           const platform::Environment& environment, const std::string& tag);
+  // Copies the sweeps of the database at `path` (their points, runs, samples, memory passes)
+  // into this one, in one transaction. Refuses, writing nothing, a file of another schema
+  // version, or a sweep whose name here belongs to a different spec; points already here are
+  // skipped.
+  MergeReport merge_from(const std::string& path);
 
   // Stores one probe atomically (nothing of an interrupted probe is ever written: the caller
   // saves only a finished one); returns its id.

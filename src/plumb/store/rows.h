@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "plumb/platform/environment.h"
+#include "plumb/profile/memory_profiler.h"
 #include "plumb/run/run_result.h"
 
 namespace plumb::store {
@@ -33,6 +34,15 @@ class Row {
   Row& real(const char* column, double value) {
     if (std::isnan(value)) return add(column, std::monostate{});
     return add(column, value);
+  }
+  Row& null(const char* column) { return real(column, std::nan("")); }
+  // One column of a row read back, whatever its type (copying rows between databases).
+  Row& column_value(const SQLite::Column& c) {
+    const std::string name = c.getName();
+    if (c.isNull()) return add(name, std::monostate{});
+    if (c.isInteger()) return add(name, c.getInt64());
+    if (c.isFloat()) return add(name, c.getDouble());
+    return add(name, c.getString());
   }
 
   // Returns the new row's id.
@@ -63,11 +73,11 @@ class Row {
 
  private:
   using Value = std::variant<std::monostate, int64_t, double, std::string>;
-  Row& add(const char* column, Value value) {
-    values_.emplace_back(column, std::move(value));
+  Row& add(std::string column, Value value) {
+    values_.emplace_back(std::move(column), std::move(value));
     return *this;
   }
-  std::vector<std::pair<const char*, Value>> values_;
+  std::vector<std::pair<std::string, Value>> values_;
 };
 
 double real_or_nan(const SQLite::Column& c);
@@ -77,6 +87,18 @@ int64_t save_environment(SQLite::Database& db, const platform::Environment& env)
 void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
                   const std::vector<double>& seconds);
 run::RunStatus status_from_name(const std::string& name);
+
+// Inserts one run with its samples and environment, without a transaction of its own (the
+// caller holds one); returns its id.
+int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
+                   const run::RunResult& result, const platform::Environment& environment,
+                   const std::string& tag);
+
+// The same for one memory-profiling pass.
+int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& options,
+                              const profile::MemoryProfileResult& result,
+                              const platform::Environment& environment, const std::string& group,
+                              const std::string& tag);
 
 // Reads the columns every record table shares (id, workload, mode, batch, threads, device,
 // tag, config_json) and the joined environment JSON (column env_json).

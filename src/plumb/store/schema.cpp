@@ -211,6 +211,40 @@ CREATE TABLE memory_profiles (
 CREATE INDEX memory_profiles_by_group ON memory_profiles (group_id, id);
 )sql";
 
+// Version 5: sweeps (`plumb sweep`). A sweep is identified by its canonical spec; each point
+// is stored once (UNIQUE), in the same transaction as the run (and memory pass) behind it, so
+// a sweep killed mid-way resumes without losing or repeating a point.
+constexpr const char* kSweepsSql = R"sql(
+CREATE TABLE sweeps (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  name       TEXT NOT NULL UNIQUE,
+  workload   TEXT NOT NULL,
+  spec_json  TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  points     INTEGER NOT NULL
+);
+CREATE TABLE sweep_points (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  sweep_id     INTEGER NOT NULL REFERENCES sweeps(id),
+  point_index  INTEGER NOT NULL,
+  point_key    TEXT NOT NULL,
+  mode         TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
+  params_json  TEXT NOT NULL,
+  status       TEXT NOT NULL
+               CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error', 'timeout')),
+  message      TEXT NOT NULL,
+  run_id       INTEGER REFERENCES runs(id),
+  memory_id    INTEGER REFERENCES memory_profiles(id),
+  metrics_json TEXT NOT NULL,
+  warmup_s     REAL NOT NULL,
+  measure_s    REAL NOT NULL,
+  wall_s       REAL NOT NULL,
+  shard        TEXT NOT NULL,
+  finished_at  TEXT NOT NULL,
+  UNIQUE (sweep_id, point_key)
+);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -397,6 +431,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(kProfilesSql);
   db.exec(kProbesSql);
   db.exec(kMemorySql);
+  db.exec(kSweepsSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -406,6 +441,7 @@ void migrate_schema(SQLite::Database& db, int from) {
   if (from < 2) db.exec(kProfilesSql);
   if (from < 3) db.exec(kProbesSql);
   if (from < 4) db.exec(kMemorySql);
+  if (from < 5) db.exec(kSweepsSql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

@@ -1,5 +1,6 @@
 // The list of reference workloads (see all_workloads.h), in suite order: Fathom, TBD, ParaDnn's
-// real models, the Facebook inference study, ParaDnn's generated models. A workload in several suites is listed once.
+// real models, the Facebook inference study, ParaDnn's generated models. A workload in several
+// suites is listed once.
 #include "plumb/workloads/all_workloads.h"
 
 #include "plumb/workloads/fathom/alexnet.h"

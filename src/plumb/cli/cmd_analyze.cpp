@@ -1,0 +1,279 @@
+// plumb analyze: ParaDnn's analyses (Sec. 2.3) over stored sweep points — a metric's heat map
+// over two hyperparameters, linear-regression sensitivity to each hyperparameter, box-plot
+// statistics per model type, and the speedup of one platform or configuration over another.
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/analysis/sweep_analysis.h"
+#include "plumb/cli/commands.h"
+#include "plumb/cli/list_options.h"
+#include "plumb/cli/table.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
+#include "plumb/core/text.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::cli {
+namespace {
+
+struct AnalyzeFlags {
+  std::string db = "plumb.db", db_b, sweep, metric = "examples_per_s", tag_a, tag_b;
+  std::string x, y, keys;
+  std::vector<std::string> fix;
+  bool log = false, json = false;
+};
+
+// Sweep points of `db` (one sweep or all) as analysis points: numeric parameters; the group
+// is the workload, plus the mode for inference and any non-numeric parameter (cell=lstm), so
+// box plots and heat maps never mix model types. `tag` keeps only points whose run has it.
+std::vector<analysis::SweepPoint> load_points(const std::string& path, const std::string& sweep,
+                                              const std::string& tag) {
+  auto db = store::ResultsStore::open(path, /*read_only=*/true);
+  std::vector<store::StoredSweep> sweeps;
+  for (const auto& s : db->load_sweeps())
+    if (sweep.empty() || s.name == sweep) sweeps.push_back(s);
+  if (sweeps.empty()) {
+    std::vector<std::string> names;
+    for (const auto& s : db->load_sweeps()) names.push_back(s.name);
+    throw UsageError(
+        sweep.empty() ? fmt::format("'{}' holds no sweeps; run plumb sweep first", path)
+                      : fmt::format("'{}' holds no sweep named '{}'; its sweeps: {}", path, sweep,
+                                    names.empty() ? std::string("none") : join(names, ", ")));
+  }
+  std::vector<analysis::SweepPoint> out;
+  for (const auto& s : sweeps) {
+    for (const auto& p : db->load_sweep_points(s.id)) {
+      if (!tag.empty()) {
+        const auto run = p.run_id > 0 ? db->load_run(p.run_id, false) : std::nullopt;
+        if (!run || run->tag != tag) continue;
+      }
+      analysis::SweepPoint a;
+      a.group = s.workload + (p.mode == "infer" ? " infer" : "");
+      for (const auto& [key, value] : p.params.items()) {
+        if (value.is_number()) {
+          a.params[key] = value.get<double>();
+        } else {
+          a.group += " " + key + "=" + value.get<std::string>();
+        }
+      }
+      for (const auto& [key, value] : p.metrics.items())
+        if (value.is_number()) a.metrics[key] = value.get<double>();
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+std::map<std::string, double> parse_fixed(const std::vector<std::string>& fix) {
+  std::map<std::string, double> out;
+  for (const auto& kv : fix) {
+    const auto eq = kv.find('=');
+    char* end = nullptr;
+    const double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == kv.c_str() + eq + 1 || *end != '\0')
+      throw UsageError(fmt::format("--fix must be key=number, got '{}'", kv));
+    out[kv.substr(0, eq)] = v;
+  }
+  return out;
+}
+
+std::vector<std::string> key_list(const std::string& keys) {
+  return keys.empty() ? std::vector<std::string>{} : parse_name_list("--keys", keys);
+}
+
+std::string value_text(double v) {
+  return std::isnan(v) ? "-" : fmt::format("{:.4g}", v);
+}
+
+nlohmann::ordered_json sensitivity_json(const analysis::Sensitivity& s) {
+  nlohmann::ordered_json w = nlohmann::ordered_json::array();
+  for (const auto& k : s.weights)
+    w.push_back({{"key", k.key},
+                 {"weight", json_number(k.weight)},
+                 {"standardized", json_number(k.weight / s.metric_stddev)}});
+  return {{"metric", s.metric},
+          {"log_inputs", s.log_inputs},
+          {"weights", w},
+          {"intercept", json_number(s.intercept)},
+          {"r_squared", json_number(s.r_squared)},
+          {"n", s.n},
+          {"n_failed", s.n_failed}};
+}
+
+void print_sensitivity(const analysis::Sensitivity& s) {
+  Table t({"hyperparameter", "weight", "standardized", "effect"});
+  for (const auto& k : s.weights)
+    t.add_row({k.key, value_text(k.weight), value_text(k.weight / s.metric_stddev),
+               k.weight > 0 ? "raises " + s.metric : "lowers " + s.metric});
+  t.print(std::cout);
+  std::cout << fmt::format(
+      "linear regression of {} on the standardized hyperparameters{}: R^2 {:.3f} over {} points "
+      "({} without a value left out); a weight is the change of {} per standard deviation of "
+      "the hyperparameter\n",
+      s.metric, s.log_inputs ? " (log2 first)" : "", s.r_squared, s.n, s.n_failed, s.metric);
+}
+
+void heatmap(const AnalyzeFlags& f) {
+  if (f.x.empty() || f.y.empty()) throw UsageError("analyze heatmap needs --x KEY and --y KEY");
+  const auto h = analysis::heat_map(load_points(f.db, f.sweep, f.tag_a), f.x, f.y, f.metric,
+                                    parse_fixed(f.fix));
+  if (f.json) {
+    std::cout << nlohmann::ordered_json{{"group", h.group},
+                                        {"metric", h.metric},
+                                        {"x", h.x_key},
+                                        {"y", h.y_key},
+                                        {"fixed", h.fixed},
+                                        {"xs", h.xs},
+                                        {"ys", h.ys},
+                                        {"values",
+                                         [&] {
+                                           nlohmann::ordered_json rows =
+                                               nlohmann::ordered_json::array();
+                                           for (const auto& row : h.values) {
+                                             nlohmann::ordered_json r =
+                                                 nlohmann::ordered_json::array();
+                                             for (double v : row) r.push_back(json_number(v));
+                                             rows.push_back(r);
+                                           }
+                                           return rows;
+                                         }()},
+                                        {"n_points", h.n_points},
+                                        {"n_failed", h.n_failed}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::vector<std::string> header = {h.y_key + " \\ " + h.x_key};
+  for (double x : h.xs) header.push_back(value_text(x));
+  Table t(header);
+  for (size_t i = h.ys.size(); i-- > 0;) {  // largest y on top, as a plot reads
+    std::vector<std::string> row = {value_text(h.ys[i])};
+    for (double v : h.values[i]) row.push_back(value_text(v));
+    t.add_row(row);
+  }
+  std::cout << fmt::format("{} of {} over {} (x) and {} (y)", h.metric, h.group, h.x_key, h.y_key);
+  for (const auto& [k, v] : h.fixed) std::cout << fmt::format(", {}={}", k, value_text(v));
+  std::cout << ":\n";
+  t.print(std::cout);
+  std::cout << fmt::format("{} points; {} without a value ('-': not run or failed)\n", h.n_points,
+                           h.n_failed);
+}
+
+void sensitivity(const AnalyzeFlags& f) {
+  const auto s =
+      analysis::sensitivity(load_points(f.db, f.sweep, f.tag_a), key_list(f.keys), f.metric, f.log);
+  if (f.json) {
+    std::cout << sensitivity_json(s).dump(2) << '\n';
+    return;
+  }
+  print_sensitivity(s);
+}
+
+void boxplot(const AnalyzeFlags& f) {
+  const auto boxes = analysis::box_plots(load_points(f.db, f.sweep, f.tag_a), f.metric);
+  if (f.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& b : boxes)
+      out.push_back({{"group", b.group},
+                     {"n", b.n},
+                     {"n_failed", b.n_failed},
+                     {"min", json_number(b.min)},
+                     {"p2", json_number(b.p2)},
+                     {"p9", json_number(b.p9)},
+                     {"p50", json_number(b.p50)},
+                     {"p91", json_number(b.p91)},
+                     {"p98", json_number(b.p98)},
+                     {"max", json_number(b.max)},
+                     {"mean", json_number(b.mean)},
+                     {"outliers", b.outliers}});
+    std::cout << nlohmann::ordered_json{{"metric", f.metric}, {"groups", out}}.dump(2) << '\n';
+    return;
+  }
+  Table t({"group", "n", "min", "p2", "p9", "median", "p91", "p98", "max"});
+  for (const auto& b : boxes)
+    t.add_row({b.group, std::to_string(b.n), value_text(b.min), value_text(b.p2), value_text(b.p9),
+               value_text(b.p50), value_text(b.p91), value_text(b.p98), value_text(b.max)});
+  std::cout << f.metric << " per model type (ParaDnn's box plots: 2/9/50/91/98th percentiles):\n";
+  t.print(std::cout);
+}
+
+void speedup(const AnalyzeFlags& f) {
+  const std::string db_b = f.db_b.empty() ? f.db : f.db_b;
+  if (db_b == f.db && f.tag_a == f.tag_b)
+    throw UsageError(
+        "analyze speedup compares two sources: give --db-b B.db, or --tag-a X --tag-b Y");
+  const auto s =
+      analysis::speedup(load_points(f.db, f.sweep, f.tag_a), load_points(db_b, f.sweep, f.tag_b),
+                        f.metric, key_list(f.keys), f.log);
+  if (f.json) {
+    nlohmann::ordered_json pts = nlohmann::ordered_json::array();
+    for (const auto& p : s.points)
+      pts.push_back(
+          {{"group", p.group}, {"params", p.params}, {"a", p.a}, {"b", p.b}, {"ratio", p.ratio}});
+    std::cout << nlohmann::ordered_json{{"metric", s.metric},
+                                        {"geomean", json_number(s.geomean)},
+                                        {"matched", s.points.size()},
+                                        {"unmatched_a", s.unmatched_a},
+                                        {"unmatched_b", s.unmatched_b},
+                                        {"points", pts},
+                                        {"sensitivity", s.sensitivity
+                                                            ? sensitivity_json(*s.sensitivity)
+                                                            : nlohmann::ordered_json()},
+                                        {"notes", s.notes}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << fmt::format(
+      "speedup of B over A in {}: geometric mean {} over {} matched points ({} in A and {} in B "
+      "without a partner)\n",
+      s.metric, value_text(s.geomean), s.points.size(), s.unmatched_a, s.unmatched_b);
+  if (s.sensitivity) print_sensitivity(*s.sensitivity);
+  for (const auto& n : s.notes) std::cout << "note: " << n << '\n';
+}
+
+}  // namespace
+
+void add_analyze_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("analyze", "ParaDnn's analyses of stored sweeps");
+  cmd->require_subcommand(1);
+  auto f = std::make_shared<AnalyzeFlags>();
+  auto common = [f](CLI::App* sub) {
+    sub->add_option("--db", f->db, "Database holding the sweep")->capture_default_str();
+    sub->add_option("--sweep", f->sweep, "Sweep name (default: every sweep in the database)");
+    sub->add_option("--metric", f->metric,
+                    "examples_per_s, throughput, flops_per_s, flops_util, step_s, "
+                    "total_peak_bytes ...")
+        ->capture_default_str();
+    sub->add_flag("--json", f->json, "Print one JSON document on stdout");
+  };
+  auto* heat = cmd->add_subcommand("heatmap", "A metric over two hyperparameters");
+  common(heat);
+  heat->add_option("--x", f->x, "Hyperparameter on the x axis")->required();
+  heat->add_option("--y", f->y, "Hyperparameter on the y axis")->required();
+  heat->add_option("--fix", f->fix, "key=value for the other hyperparameters (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  heat->callback([f] { heatmap(*f); });
+  auto* sens = cmd->add_subcommand("sensitivity", "Linear-regression weights per hyperparameter");
+  common(sens);
+  sens->add_option("--keys", f->keys, "Hyperparameters to regress on (default: all that vary)");
+  sens->add_flag("--log", f->log, "log2 the hyperparameters first (for doubling grids)");
+  sens->callback([f] { sensitivity(*f); });
+  auto* box = cmd->add_subcommand("boxplot", "2/9/50/91/98th percentiles per model type");
+  common(box);
+  box->callback([f] { boxplot(*f); });
+  auto* sp = cmd->add_subcommand("speedup", "B over A for matching points, with sensitivity");
+  common(sp);
+  sp->add_option("--db-b", f->db_b, "Database of B (default: --db, split by tags)");
+  sp->add_option("--tag-a", f->tag_a, "Only A's runs with this tag");
+  sp->add_option("--tag-b", f->tag_b, "Only B's runs with this tag");
+  sp->add_option("--keys", f->keys, "Match on these hyperparameters (default: all)");
+  sp->add_flag("--log", f->log, "log2 the hyperparameters in the speedup's regression");
+  sp->callback([f] { speedup(*f); });
+}
+
+}  // namespace plumb::cli

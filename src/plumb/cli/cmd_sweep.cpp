@@ -1,0 +1,332 @@
+// plumb sweep: run a workload over a grid of hyperparameters (ParaDnn Sec. 2; TBD Fig. 4),
+// every point with the runner's steady-state sampling, stored as it finishes so a rerun of
+// the same sweep skips what is done; --shard splits the points across processes or machines
+// and plumb merge combines their databases.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/cli/commands.h"
+#include "plumb/cli/list_options.h"
+#include "plumb/cli/probe_source.h"
+#include "plumb/cli/table.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
+#include "plumb/platform/environment.h"
+#include "plumb/profile/forward_cost.h"
+#include "plumb/profile/memory_profiler.h"
+#include "plumb/run/runner.h"
+#include "plumb/run/step_loop.h"
+#include "plumb/run/sweep_spec.h"
+#include "plumb/store/results_store.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct SweepFlags {
+  std::string target;  // spec file, or workload name with --grid
+  std::vector<std::string> grid, sets;
+  std::string modes, measure, shard, db = "plumb.db", tag, name;
+  int threads = 0;  // 0: the spec's
+  bool no_probe = false, json = false;
+  double max_time = 0, max_warmup_time = 0;  // 0: the spec's
+};
+
+bool looks_like_file(const std::string& target) {
+  for (const char* ext : {".yaml", ".yml", ".json"})
+    if (target.size() > std::string(ext).size() &&
+        target.compare(target.size() - std::string(ext).size(), std::string::npos, ext) == 0)
+      return true;
+  return target.find('/') != std::string::npos;
+}
+
+run::SweepSpec spec_from_flags(const SweepFlags& f) {
+  run::SweepSpec s;
+  if (looks_like_file(f.target)) {
+    if (!f.grid.empty())
+      throw UsageError("give either a spec file or a workload with --grid, not both");
+    s = run::load_sweep_spec(f.target);
+    if (!f.sets.empty()) s.sets.insert(s.sets.end(), f.sets.begin(), f.sets.end());
+  } else {
+    workloads::default_registry().get(f.target);  // unknown names: the registry's message
+    if (f.grid.empty())
+      throw UsageError(fmt::format(
+          "'{}' is a workload, so the sweep needs --grid key=v1,v2,... (or pass a spec file "
+          "ending in .yaml, .yml or .json)",
+          f.target));
+    s = run::sweep_spec_from_grid(f.target, f.grid, f.sets);
+  }
+  if (!f.name.empty()) s.name = f.name;
+  if (!f.modes.empty()) {
+    s.modes.clear();
+    for (const auto& m : parse_name_list("--mode", f.modes)) s.modes.push_back(parse_mode(m));
+  }
+  if (!f.measure.empty()) {
+    s.measure_memory = false;
+    for (const auto& m : parse_name_list("--measure", f.measure)) {
+      if (m == "memory") {
+        s.measure_memory = true;
+      } else if (m != "throughput") {
+        throw UsageError(fmt::format("unknown --measure '{}'; valid: throughput, memory", m));
+      }
+    }
+  }
+  if (f.threads > 0) s.threads = f.threads;
+  if (f.max_time > 0) s.budget.max_time_s = f.max_time;
+  if (f.max_warmup_time > 0) s.budget.max_warmup_s = f.max_warmup_time;
+  return s;
+}
+
+// Numbers as numbers in the stored parameters, so analyses can regress on them.
+nlohmann::ordered_json params_json(const run::SweepPoint& p) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : p.values) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (!value.empty() && *end == '\0' && std::isfinite(v)) {
+      j[key] = v;
+    } else {
+      j[key] = value;
+    }
+  }
+  return j;
+}
+
+// Model FLOPs of one step from the cost model: a traced forward pass of one example times the
+// batch, times 3 for training (backward costs about twice the forward: one product for the
+// input gradient and one for the weight gradient per layer).
+double step_flops(const Workload& w, const Config& config, Mode mode, double* params) {
+  Config one = config;
+  one.set_int("batch", 1);
+  auto model = w.build(one, torch::Device(torch::kCPU));
+  *params = static_cast<double>(count_trainable_parameters(model->module()));
+  const double forward = profile::forward_cost(*model).flops;
+  return forward * static_cast<double>(config.get_int("batch")) * (mode == Mode::kTrain ? 3 : 1);
+}
+
+std::string eta_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<int64_t>(seconds);
+  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60)
+                   : fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
+void run_sweep_command(const SweepFlags& f, int& exit_code) {
+  run::SweepSpec spec = spec_from_flags(f);
+  const Workload& w = workloads::default_registry().get(spec.workload);
+  run::validate_sweep_spec(spec, w);
+  const run::Shard shard =
+      f.shard.empty() ? run::shard_from_environment() : run::parse_shard(f.shard);
+  const auto points = run::expand(spec);
+  auto db = store::ResultsStore::open(f.db);
+  const int64_t sweep_id = db->register_sweep(spec.name, spec.workload, run::sweep_key(spec),
+                                              static_cast<int64_t>(points.size()));
+  std::set<std::string> done;
+  for (const auto& p : db->load_sweep_points(sweep_id)) done.insert(p.key);
+
+  std::optional<analysis::Ceilings> ceilings;
+  if (!f.no_probe) {
+    ProbeRequest request;
+    request.max_threads = spec.threads;
+    const ProbeChoice probe = current_probe(*db, request);
+    ceilings = analysis::ceilings_from_probe(probe.probe.document, "fp32", spec.threads,
+                                             analysis::PeakKind::kInstruction);
+  }
+
+  std::vector<const run::SweepPoint*> todo;
+  size_t mine = 0;
+  for (const auto& p : points) {
+    if (static_cast<int>(p.index % static_cast<size_t>(shard.count)) != shard.index) continue;
+    ++mine;
+    if (done.count(p.key) == 0) todo.push_back(&p);
+  }
+  std::cerr << fmt::format(
+      "sweep '{}' ({}): {} points{}; {} already stored, {} to run\n", spec.name, spec.workload,
+      points.size(),
+      shard.count > 1 ? fmt::format(", shard {}/{} has {}", shard.index, shard.count, mine) : "",
+      mine - todo.size(), todo.size());
+
+  const auto start = Clock::now();
+  double warmup_total = 0, measure_total = 0;
+  int failures = 0;
+  std::vector<store::SweepPointRecord> finished;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const run::SweepPoint& p = *todo[i];
+    const auto point_start = Clock::now();
+    run::RunOptions o;
+    o.workload = w.info.name;
+    o.mode = p.mode;
+    o.config = run::point_config(w, spec, p);
+    o.threads = spec.threads;
+    o.seed = spec.seed;
+    o.target_ci = spec.budget.target_ci;
+    o.min_samples = spec.budget.min_samples;
+    o.max_time_s = spec.budget.max_time_s;
+    o.max_warmup_s = spec.budget.max_warmup_s;
+    run::validate_options(o);
+    const auto env = platform::capture_environment(o.threads, o.device);
+    const run::RunResult r = run::run_workload(w, o);
+    std::optional<profile::MemoryProfileResult> memory;
+    if (spec.measure_memory && r.status == run::RunStatus::kOk)
+      memory = profile::profile_memory(w, o, profile::MemoryOptions{});
+
+    store::SweepPointRecord rec;
+    rec.sweep_id = sweep_id;
+    rec.index = static_cast<int64_t>(p.index);
+    rec.key = p.key;
+    rec.mode = mode_name(p.mode);
+    rec.params = params_json(p);
+    rec.status = run::status_name(r.status);
+    rec.message = r.message;
+    rec.shard = fmt::format("{}/{}", shard.index, shard.count);
+    for (double s : r.warmup_s) rec.warmup_s += s;
+    for (double s : r.samples_s) rec.measure_s += s;
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    if (r.status == run::RunStatus::kOk) {
+      // The median step: on a 2-core VM, small steps show a heavy tail (p95 up to 15x the
+      // median when LibTorch's OpenMP pool and OpenBLAS's threads contend) that moves the mean
+      // by several times between neighbouring points; the median is the steady step.
+      const double step = r.step_time.median;
+      const double batch = static_cast<double>(o.config.get_int("batch"));
+      double params = 0;
+      const double flops = step_flops(w, o.config, o.mode, &params);
+      m["examples_per_s"] = batch / step;
+      m["throughput"] = r.throughput;
+      m["throughput_unit"] = r.throughput_unit;
+      m["step_s"] = step;
+      m["step_mean_s"] = r.step_time.mean;
+      m["ci_rel"] = json_number(r.step_time.ci_rel);
+      m["flops_per_step"] = flops;
+      m["flops_per_s"] = flops / step;
+      m["flops_util"] =
+          ceilings ? json_number(flops / step / ceilings->peak_flops) : nlohmann::ordered_json();
+      m["params"] = params;
+      m["steady_detected"] = r.steady_detected;
+      m["target_met"] = r.target_met;
+    }
+    if (memory && memory->status == run::RunStatus::kOk) {
+      m["total_peak_bytes"] = memory->breakdown.total_peak;
+      for (size_t c = 0; c < profile::kMemoryCategoryCount; ++c)
+        m[std::string(profile::category_key(profile::category_at(c))) + "_bytes"] =
+            memory->breakdown.peak[c];
+    }
+    rec.metrics = m;
+    rec.wall_s = seconds_since(point_start);
+    if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
+        rec.wall_s > spec.budget.point_time_limit_s) {
+      rec.status = "timeout";
+      rec.message = fmt::format(
+          "the point took {:.1f} s, over the point_time_limit of {} s "
+          "(its measurements are kept)",
+          rec.wall_s, spec.budget.point_time_limit_s);
+    }
+    rec.finished_at = run::utc_now_iso8601();
+    db->save_sweep_point(rec, o, r, memory ? &*memory : nullptr, env, f.tag);
+    warmup_total += rec.warmup_s;
+    measure_total += rec.measure_s;
+    if (rec.status != "ok") ++failures;
+    const double elapsed = seconds_since(start);
+    std::cerr << fmt::format(
+        "[{}/{}] {}: {} | failures {}, elapsed {}, ETA {}\n", i + 1, todo.size(), p.key,
+        rec.status == "ok"
+            ? fmt::format("{:.1f} examples/s, {:.2f} GFLOP/s", m["examples_per_s"].get<double>(),
+                          m["flops_per_s"].get<double>() / 1e9)
+            : rec.status + ": " + rec.message,
+        failures, eta_text(elapsed),
+        eta_text(elapsed / static_cast<double>(i + 1) * static_cast<double>(todo.size() - i - 1)));
+    finished.push_back(rec);
+  }
+  const double total = seconds_since(start);
+  if (failures > 0) exit_code = 1;
+  if (f.json) {
+    nlohmann::ordered_json out;
+    out["sweep"] = spec.name;
+    out["workload"] = spec.workload;
+    out["points"] = points.size();
+    out["shard"] = fmt::format("{}/{}", shard.index, shard.count);
+    out["skipped"] = mine - todo.size();
+    out["ran"] = todo.size();
+    out["failures"] = failures;
+    out["seconds"] = total;
+    out["warmup_seconds"] = warmup_total;
+    out["measure_seconds"] = measure_total;
+    out["finished"] = nlohmann::ordered_json::array();
+    for (const auto& r : finished)
+      out["finished"].push_back(
+          {{"key", r.key}, {"status", r.status}, {"params", r.params}, {"metrics", r.metrics}});
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format(
+      "sweep '{}': ran {} point(s) in {} ({} warm-up, {} measurement, {} building, costing and "
+      "storing), {} failed; {} were already stored. Stored in {}\n",
+      spec.name, todo.size(), format_seconds(total), format_seconds(warmup_total),
+      format_seconds(measure_total), format_seconds(total - warmup_total - measure_total), failures,
+      mine - todo.size(), db->path());
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "sweep", "Run a workload over a grid of hyperparameters (resumable, shardable)");
+  auto f = std::make_shared<SweepFlags>();
+  cmd->add_option("spec", f->target,
+                  "A sweep spec (.yaml/.yml/.json), or a workload name with --grid")
+      ->required();
+  cmd->add_option("--grid", f->grid, "key=v1,v2,... (repeatable): a list-valued config key")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--set", f->sets, "key=value for a config key kept fixed (repeatable)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--mode", f->modes, "train, infer or train,infer (default: the spec's)");
+  cmd->add_option("--measure", f->measure, "throughput or throughput,memory (default: the spec's)");
+  cmd->add_option("--threads", f->threads, "Intra-op threads (default: the spec's, else 1)");
+  cmd->add_option("--max-time", f->max_time, "Measurement budget per point, seconds");
+  cmd->add_option("--max-warmup-time", f->max_warmup_time, "Warm-up cap per point, seconds");
+  cmd->add_option("--shard", f->shard,
+                  "i/n: run only the points whose index % n == i (default: PLUMB_SHARD, "
+                  "Slurm or SGE array variables, else all)");
+  cmd->add_option("--name", f->name, "The sweep's name in the database (default: the spec's)");
+  cmd->add_flag("--no-probe", f->no_probe,
+                "Do not measure the machine's peak when none is stored (no flops_util)");
+  cmd->add_option("--db", f->db, "Results database (SQLite)")->capture_default_str();
+  cmd->add_option("--tag", f->tag, "Label stored with the runs");
+  cmd->add_flag("--json", f->json, "Print one JSON document on stdout");
+  cmd->callback([f, &exit_code] { run_sweep_command(*f, exit_code); });
+
+  auto* merge =
+      app.add_subcommand("merge", "Combine the sweeps of shard databases into one database");
+  auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  merge->add_option("--db", *out, "The database to merge into (created if missing)")->required();
+  merge->add_option("inputs", *inputs, "Shard databases to merge in")->required();
+  merge->callback([out, inputs] {
+    for (const auto& in : *inputs)
+      if (std::filesystem::exists(in) && std::filesystem::exists(*out) &&
+          std::filesystem::equivalent(in, *out))
+        throw UsageError(fmt::format("cannot merge '{}' into itself", in));
+    auto db = store::ResultsStore::open(*out);
+    for (const auto& in : *inputs) {
+      const auto report = db->merge_from(in);
+      std::cout << fmt::format("{}: {} sweep(s) added, {} point(s) added, {} already present\n", in,
+                               report.sweeps_added, report.points_added,
+                               report.points_already_present);
+    }
+  });
+}
+
+}  // namespace plumb::cli
