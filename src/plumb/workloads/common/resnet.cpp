@@ -50,75 +50,66 @@ torch::Tensor run_norm(const std::string& name, nn::AnyModule& norm, const torch
   return scope.output(norm.forward(x));
 }
 
-// One residual block, basic (conv1-conv2) or bottleneck (conv1-conv2-conv3); the 3x3
-// convolution carries the stride (v1.5, as torchvision) and the groups (ResNeXt). A projection
-// shortcut "downsample.0/1" (1x1 conv + BN: the paper's option B) when the shape changes.
-struct BlockImpl : nn::Module {
-  static constexpr int64_t kBottleneckExpansion = 4;
-
-  BlockImpl(const std::string& path, const ResNetSpec& spec, int64_t in, int64_t planes,
-            int64_t stride)
-      : path_(path) {
-    const bool frozen = spec.frozen_batch_norm;
-    if (spec.bottleneck) {
-      const int64_t width = planes * spec.width_per_group / 64 * spec.groups;
-      out_channels = planes * kBottleneckExpansion;
-      convs_ = {conv(in, width, 1, 1, 0), conv(width, width, 3, stride, 1, spec.groups),
-                conv(width, out_channels, 1, 1, 0)};
-      norms_ = {batch_norm(width, frozen), batch_norm(width, frozen),
-                batch_norm(out_channels, frozen)};
-    } else {
-      out_channels = planes;
-      convs_ = {conv(in, planes, 3, stride, 1), conv(planes, planes, 3, 1, 1)};
-      norms_ = {batch_norm(planes, frozen), batch_norm(planes, frozen)};
-    }
-    for (size_t i = 0; i < convs_.size(); ++i) {
-      register_module("conv" + std::to_string(i + 1), convs_[i]);
-      register_module("bn" + std::to_string(i + 1), norms_[i].ptr());
-    }
-    if (stride != 1 || in != out_channels) {
-      // Registered as a Sequential so the parameters are "downsample.0.weight" ... as
-      // torchvision's; the members share its modules so each runs under its own layer name.
-      down_conv = conv(in, out_channels, 1, stride, 0);
-      down_norm = batch_norm(out_channels, frozen);
-      nn::Sequential down;
-      down->push_back(down_conv);
-      down->push_back(down_norm);
-      register_module("downsample", down);
-    }
-  }
-
-  // x: [B, in, H, W] -> [B, out_channels, H/stride, W/stride]
-  torch::Tensor forward(const torch::Tensor& x) {
-    LayerScope scope(path_);  // the ReLUs and the residual add are attributed to the block
-    torch::Tensor out = x;
-    for (size_t i = 0; i < convs_.size(); ++i) {
-      const std::string n = std::to_string(i + 1);
-      out = run_layer(path_ + ".conv" + n, convs_[i], out);
-      out = run_norm(path_ + ".bn" + n, norms_[i], out);
-      // In-place ReLU and residual add, as torchvision (ReLU(inplace=True), out += identity):
-      // each saves an allocation and a pass over the feature map.
-      if (i + 1 < convs_.size()) out.relu_();
-    }
-    torch::Tensor identity = x;
-    if (!down_conv.is_empty()) {
-      identity = run_norm(path_ + ".downsample.1", down_norm,
-                          run_layer(path_ + ".downsample.0", down_conv, x));
-    }
-    out += identity;
-    return scope.output(out.relu_());
-  }
-
-  std::string path_;
-  int64_t out_channels = 0;
-  std::vector<nn::Conv2d> convs_;
-  std::vector<nn::AnyModule> norms_;
-  nn::Conv2d down_conv{nullptr};
-  nn::AnyModule down_norm;
-};
-TORCH_MODULE(Block);
-
 }  // namespace
+
+ResidualBlockImpl::ResidualBlockImpl(const std::string& path, const ResNetSpec& spec, int64_t in,
+                                     int64_t planes, int64_t stride, bool force_projection)
+    : path_(path) {
+  const bool frozen = spec.frozen_batch_norm;
+  if (spec.bottleneck) {
+    const int64_t width = planes * spec.width_per_group / 64 * spec.groups;
+    out_channels = planes * kBottleneckExpansion;
+    convs_ = {conv(in, width, 1, 1, 0), conv(width, width, 3, stride, 1, spec.groups),
+              conv(width, out_channels, 1, 1, 0)};
+    norms_ = {batch_norm(width, frozen), batch_norm(width, frozen),
+              batch_norm(out_channels, frozen)};
+  } else {
+    out_channels = planes;
+    convs_ = {conv(in, planes, 3, stride, 1), conv(planes, planes, 3, 1, 1)};
+    norms_ = {batch_norm(planes, frozen), batch_norm(planes, frozen)};
+  }
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    register_module("conv" + std::to_string(i + 1), convs_[i]);
+    register_module("bn" + std::to_string(i + 1), norms_[i].ptr());
+  }
+  if (force_projection || stride != 1 || in != out_channels) {
+    // Registered as a Sequential so the parameters are "downsample.0.weight" ... as
+    // torchvision's; the members share its modules so each runs under its own layer name.
+    down_conv = conv(in, out_channels, 1, stride, 0);
+    down_norm = batch_norm(out_channels, frozen);
+    nn::Sequential down;
+    down->push_back(down_conv);
+    down->push_back(down_norm);
+    register_module("downsample", down);
+  }
+}
+
+torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
+  LayerScope scope(path_);  // the ReLUs and the residual add are attributed to the block
+  torch::Tensor out = x;
+  for (size_t i = 0; i < convs_.size(); ++i) {
+    const std::string n = std::to_string(i + 1);
+    out = run_layer(path_ + ".conv" + n, convs_[i], out);
+    out = run_norm(path_ + ".bn" + n, norms_[i], out);
+    // In-place ReLU and residual add, as torchvision (ReLU(inplace=True), out += identity):
+    // each saves an allocation and a pass over the feature map.
+    if (i + 1 < convs_.size()) out.relu_();
+  }
+  torch::Tensor identity = x;
+  if (!down_conv.is_empty()) {
+    identity = run_norm(path_ + ".downsample.1", down_norm,
+                        run_layer(path_ + ".downsample.0", down_conv, x));
+  }
+  out += identity;
+  return scope.output(out.relu_());
+}
+
+void ResidualBlockImpl::zero_init_last_norm() {
+  auto* bn = norms_.back().ptr()->as<nn::BatchNorm2d>();
+  TORCH_CHECK(bn != nullptr, "zero_init_last_norm: the block's batch norm is frozen");
+  torch::NoGradGuard no_grad;
+  bn->weight.zero_();
+}
 
 ResNetSpec resnet34_spec() {
   ResNetSpec s;
@@ -152,7 +143,7 @@ ResNetImpl::ResNetImpl(const ResNetSpec& spec, int64_t classes)
     nn::Sequential seq;
     for (int64_t b = 0; b < spec.blocks.at(stage); ++b) {
       const int64_t stride = (stage > 0 && b == 0) ? 2 : 1;
-      Block block(name + "." + std::to_string(b), spec, in, planes[stage], stride);
+      ResidualBlock block(name + "." + std::to_string(b), spec, in, planes[stage], stride);
       in = block->out_channels;
       seq->push_back(block);
     }

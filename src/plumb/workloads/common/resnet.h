@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -28,6 +29,37 @@ struct ResNetSpec {
 ResNetSpec resnet34_spec();
 ResNetSpec resnet50_spec();
 ResNetSpec resnet101_spec();
+
+// One residual block, basic (conv1-conv2) or bottleneck (conv1-conv2-conv3); the 3x3
+// convolution carries the stride (v1.5, as torchvision) and the groups (ResNeXt). A projection
+// shortcut "downsample.0/1" (1x1 conv + BN: the paper's option B) when the shape changes, or
+// always with `force_projection` (ParaDnn's resnet_model.py projects in every group's first
+// block). Weights keep LibTorch's default initialisation: the network that owns the blocks
+// initialises them its source's way.
+class ResidualBlockImpl : public torch::nn::Module {
+ public:
+  static constexpr int64_t kBottleneckExpansion = 4;
+
+  ResidualBlockImpl(const std::string& path, const ResNetSpec& spec, int64_t in, int64_t planes,
+                    int64_t stride, bool force_projection = false);
+
+  // x: [B, in, H, W] -> [B, out_channels, H/stride, W/stride]
+  torch::Tensor forward(const torch::Tensor& x);
+
+  // Zeroes the scale of the block's last batch norm, so the block starts as the identity
+  // (torchvision's zero_init_residual; ParaDnn's resnet_model.py). Not for frozen norms.
+  void zero_init_last_norm();
+
+  int64_t out_channels = 0;
+
+ private:
+  std::string path_;
+  std::vector<torch::nn::Conv2d> convs_;
+  std::vector<torch::nn::AnyModule> norms_;
+  torch::nn::Conv2d down_conv{nullptr};
+  torch::nn::AnyModule down_norm;
+};
+TORCH_MODULE(ResidualBlock);
 
 class ResNetImpl : public torch::nn::Module {
  public:

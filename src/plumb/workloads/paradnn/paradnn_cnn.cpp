@@ -55,6 +55,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/resnet.h"
 #include "plumb/workloads/paradnn/paradnn_common.h"
 
 namespace plumb::workloads {
@@ -66,91 +67,30 @@ constexpr int64_t kPoolWindow = 7;  // resnet_model.py's final_avg_pool
 constexpr int64_t kGroups = 4;
 
 nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
-  nn::Conv2d c(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
-  variance_scaling_(c->weight, in * kernel * kernel);
-  return c;
+  return nn::Conv2d(
+      nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
 }
-
-nn::BatchNorm2d batch_norm(int64_t channels, bool init_zero) {
-  // BATCH_NORM_DECAY 0.9 = PyTorch momentum 0.1, epsilon 1e-5: PyTorch's defaults.
-  nn::BatchNorm2d bn(channels);
-  if (init_zero) nn::init::zeros_(bn->weight);
-  return bn;
-}
-
-// One residual or bottleneck block, module names as torchvision's ("conv1", "bn1", ...,
-// "downsample.0/1" for the projection shortcut).
-struct BlockImpl : nn::Module {
-  BlockImpl(const std::string& path, bool bottleneck, int64_t in, int64_t width, int64_t stride,
-            bool project)
-      : path_(path) {
-    if (bottleneck) {
-      out_channels = 4 * width;
-      convs_ = {conv(in, width, 1, 1), conv(width, width, 3, stride),
-                conv(width, out_channels, 1, 1)};
-      norms_ = {batch_norm(width, false), batch_norm(width, false), batch_norm(out_channels, true)};
-    } else {
-      out_channels = width;
-      convs_ = {conv(in, width, 3, stride), conv(width, width, 3, 1)};
-      norms_ = {batch_norm(width, false), batch_norm(width, true)};
-    }
-    for (size_t i = 0; i < convs_.size(); ++i) {
-      register_module("conv" + std::to_string(i + 1), convs_[i]);
-      register_module("bn" + std::to_string(i + 1), norms_[i]);
-    }
-    if (project) {
-      down_conv = conv(in, out_channels, 1, stride);
-      down_norm = batch_norm(out_channels, false);
-      nn::Sequential down;
-      down->push_back(down_conv);
-      down->push_back(down_norm);
-      register_module("downsample", down);
-    }
-  }
-
-  // x: [B, in, H, W] -> [B, out_channels, ceil(H/stride), ceil(W/stride)]
-  torch::Tensor forward(const torch::Tensor& x) {
-    LayerScope scope(path_);  // the ReLUs and the residual add are attributed to the block
-    torch::Tensor out = x;
-    for (size_t i = 0; i < convs_.size(); ++i) {
-      const std::string n = std::to_string(i + 1);
-      out = run_layer(path_ + ".conv" + n, convs_[i], out);
-      out = run_layer(path_ + ".bn" + n, norms_[i], out);
-      if (i + 1 < convs_.size()) out.relu_();
-    }
-    torch::Tensor shortcut = x;
-    if (!down_conv.is_empty()) {
-      shortcut = run_layer(path_ + ".downsample.1", down_norm,
-                           run_layer(path_ + ".downsample.0", down_conv, x));
-    }
-    out += shortcut;
-    return scope.output(out.relu_());
-  }
-
-  std::string path_;
-  int64_t out_channels = 0;
-  std::vector<nn::Conv2d> convs_;
-  std::vector<nn::BatchNorm2d> norms_;
-  nn::Conv2d down_conv{nullptr};
-  nn::BatchNorm2d down_norm{nullptr};
-};
-TORCH_MODULE(Block);
 
 struct ParaCnnImpl : nn::Module {
   ParaCnnImpl(bool bottleneck, int64_t blocks, int64_t filters, int64_t classes,
               int64_t pooled_size)
       : conv1(register_module("conv1", conv(3, filters, 7, 2))),
-        bn1(register_module("bn1", batch_norm(filters, false))),
+        bn1(register_module("bn1", nn::BatchNorm2d(filters))),
         maxpool(register_module("maxpool",
                                 nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)))) {
+    ResNetSpec spec;
+    spec.bottleneck = bottleneck;
     int64_t in = filters;
     for (int64_t g = 0; g < kGroups; ++g) {
       const std::string name = "layer" + std::to_string(g + 1);
-      const int64_t width = filters << g;
       nn::Sequential seq;
       for (int64_t b = 0; b < blocks; ++b) {
         const int64_t stride = (g > 0 && b == 0) ? 2 : 1;
-        Block block(name + "." + std::to_string(b), bottleneck, in, width, stride, b == 0);
+        // resnet_model.py projects the shortcut of every group's first block, even where the
+        // shapes already match (group 1 of residual blocks).
+        ResidualBlock block(name + "." + std::to_string(b), spec, in, filters << g, stride,
+                            /*force_projection=*/b == 0);
+        block->zero_init_last_norm();  // resnet_model.py: the last BN of a block starts at 0
         in = block->out_channels;
         seq->push_back(block);
       }
@@ -158,6 +98,10 @@ struct ParaCnnImpl : nn::Module {
     }
     fc = register_module("fc", nn::Linear(in * pooled_size * pooled_size, classes));
     torch::NoGradGuard no_grad;
+    // tf.variance_scaling_initializer on every convolution (stem and blocks).
+    for (auto& m : modules(/*include_self=*/false))
+      if (auto* c = m->as<nn::Conv2d>())
+        variance_scaling_(c->weight, c->weight.size(1) * c->weight.size(2) * c->weight.size(3));
     fc->weight.normal_(0, 0.01);
     fc->bias.zero_();
   }
