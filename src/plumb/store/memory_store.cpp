@@ -46,20 +46,8 @@ int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& optio
   const profile::MemoryBreakdown& b = result.breakdown;
   const bool ok = result.status == run::RunStatus::kOk;
   const int64_t environment_id = save_environment(db, environment);
-  Row row;
-  row.text("group_id", group)
-      .text("started_at", result.started_at)
-      .text("workload", options.workload)
-      .text("mode", mode_name(options.mode))
-      .integer("batch", options.config.get_int("batch"))
-      .integer("threads", options.threads)
-      .text("device", options.device)
-      .text("tag", tag)
-      .text("command", result.command)
-      .text("status", run::status_name(result.status))
-      .text("message", result.message)
-      .text("config_json", options.config.to_json().dump())
-      .integer("environment_id", environment_id);
+  const PassRecord pass{group, result.started_at, result.command, result.status, result.message};
+  Row row = pass_row(pass, options, tag, environment_id);
   // A failed pass has no meaningful peaks: NULL, not zero.
   for (size_t i = 0; i < profile::kMemoryCategoryCount; ++i) {
     const char* column = profile::category_key(profile::category_at(i));

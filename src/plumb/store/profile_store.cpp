@@ -48,20 +48,9 @@ int64_t ResultsStore::save_profile(const run::RunOptions& options,
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, environment);
-    const int64_t id = detail::Row()
-                           .text("group_id", group)
-                           .text("started_at", result.started_at)
-                           .text("workload", options.workload)
-                           .text("mode", mode_name(options.mode))
-                           .integer("batch", options.config.get_int("batch"))
-                           .integer("threads", options.threads)
-                           .text("device", options.device)
-                           .text("tag", tag)
-                           .text("command", result.command)
-                           .text("status", run::status_name(result.status))
-                           .text("message", result.message)
-                           .text("config_json", options.config.to_json().dump())
-                           .integer("environment_id", environment_id)
+    const detail::PassRecord pass{group, result.started_at, result.command, result.status,
+                                  result.message};
+    const int64_t id = detail::pass_row(pass, options, tag, environment_id)
                            .integer("steps", prof.steps)
                            .real("step_s", prof.step_s)
                            .real("op_self_s", prof.op_self_s)

@@ -70,6 +70,25 @@ run::RunStatus status_from_name(const std::string& name) {
   return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
 }
 
+Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::string& tag,
+             int64_t environment_id) {
+  Row row;
+  row.text("group_id", pass.group)
+      .text("started_at", pass.started_at)
+      .text("workload", options.workload)
+      .text("mode", mode_name(options.mode))
+      .integer("batch", options.config.get_int("batch"))
+      .integer("threads", options.threads)
+      .text("device", options.device)
+      .text("tag", tag)
+      .text("command", pass.command)
+      .text("status", run::status_name(pass.status))
+      .text("message", pass.message)
+      .text("config_json", options.config.to_json().dump())
+      .integer("environment_id", environment_id);
+  return row;
+}
+
 void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.id = st.getColumn("id").getInt64();
   r.workload = st.getColumn("workload").getString();

@@ -88,6 +88,19 @@ void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
                   const std::vector<double>& seconds);
 run::RunStatus status_from_name(const std::string& name);
 
+// What a pass of the profilers (profiles, memory_profiles) is, and where it ran: the columns
+// those tables start with (group, time, workload, mode, batch, threads, device, tag, command,
+// status, message, config, environment). The caller adds its own columns.
+struct PassRecord {
+  const std::string& group;
+  const std::string& started_at;
+  const std::string& command;
+  run::RunStatus status;
+  const std::string& message;
+};
+Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::string& tag,
+             int64_t environment_id);
+
 // Inserts one run with its samples and environment, without a transaction of its own (the
 // caller holds one); returns its id.
 int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
