@@ -126,6 +126,33 @@ TEST_F(SweepCli, TwoShardsMergedEqualTheUnshardedSweep) {
   EXPECT_NE(env.out.find("\"shard\": \"1/2\""), std::string::npos) << env.out;
 }
 
+TEST_F(SweepCli, ProfiledPointsLandOnTheRoofline) {
+  // Without a probe there are no roofs: a clear error.
+  ASSERT_EQ(run("sweep paradnn_fc --grid nodes=16,64 --set layers=1 --set input=32 --set "
+                "output=8 --set batch=8 --max-time 0.2 --max-warmup-time 0.2 --measure "
+                "throughput,profile --no-probe --db " +
+                db())
+                .code,
+            0);
+  expect_usage_error("analyze roofline --db " + db(), "no machine probe");
+  ASSERT_EQ(run("probe --quick --db " + db()).code, 0);
+  Result r = run("analyze roofline --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.at("points").size(), 2u);
+  for (const auto& p : doc.at("points")) {
+    EXPECT_GT(p.at("intensity").get<double>(), 0) << p;
+    EXPECT_GT(p.at("achieved_flops").get<double>(), 0) << p;
+    EXPECT_FALSE(p.at("bound").get<std::string>().empty()) << p;
+  }
+  // The profile's category shares are stored with each point.
+  const auto stored = points(db());
+  for (const auto& [key, p] : stored) {
+    EXPECT_TRUE(p.at("metrics").contains("share_MatMul")) << p.at("metrics");
+    EXPECT_GT(p.at("profile_id").get<int64_t>(), 0);
+  }
+}
+
 TEST_F(SweepCli, BadSpecsShardsAndMergesAreRefused) {
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(path(name)) << text;

@@ -450,19 +450,24 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
 // place on the first writing open: its runs stay, the newer tables appear, and probes can be
 // stored and read back.
 TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
-  for (int version : {1, 2}) {
+  for (int version : {1, 2, 3, 4}) {
     const std::string db = file("v" + std::to_string(version) + ".db");
     ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
     {
+      // What each older version did not have yet.
       SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-      raw.exec("DROP TABLE probes");
+      raw.exec("DROP TABLE sweep_points; DROP TABLE sweeps");
+      if (version < 4) raw.exec("DROP TABLE memory_profiles");
+      if (version < 3) raw.exec("DROP TABLE probes");
       if (version < 2) raw.exec("DROP TABLE op_stats; DROP TABLE profiles");
       raw.exec("PRAGMA user_version = " + std::to_string(version));
     }
-    // Read-only: readable as it is, without probes.
-    EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_probes().empty());
+    // Read-only: readable as it is, without what it does not have.
+    EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_sweeps().empty());
     auto store = ResultsStore::open(db);
     EXPECT_EQ(store->load_runs(false).size(), 1u) << "v" << version;
+    EXPECT_TRUE(store->load_memory_profiles().empty());
+    EXPECT_EQ(store->register_sweep("s", "w", "{}", 1), 1);
     StoredProbe probe;
     probe.machine = "m";
     probe.mode = "quick";

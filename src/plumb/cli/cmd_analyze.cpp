@@ -1,6 +1,7 @@
 // plumb analyze: ParaDnn's analyses (Sec. 2.3) over stored sweep points — a metric's heat map
 // over two hyperparameters, linear-regression sensitivity to each hyperparameter, box-plot
-// statistics per model type, and the speedup of one platform or configuration over another.
+// statistics per model type, the speedup of one platform or configuration over another, and
+// the roofline of every point measured with an operator profile.
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/analysis/roofline.h"
 #include "plumb/analysis/sweep_analysis.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
@@ -236,6 +239,67 @@ void speedup(const AnalyzeFlags& f) {
   for (const auto& n : s.notes) std::cout << "note: " << n << '\n';
 }
 
+// Every point measured with `measure: profile` placed on the roofs of the newest probe stored
+// in the database (the machine the sweep ran on), at the sweep's thread count.
+void roofline(const AnalyzeFlags& f) {
+  auto db = store::ResultsStore::open(f.db, /*read_only=*/true);
+  const auto probes = db->load_probes();
+  if (probes.empty())
+    throw UsageError(fmt::format(
+        "'{}' holds no machine probe, so there are no roofs to place the points on; run plumb "
+        "probe --db {} on the machine the sweep ran on",
+        f.db, f.db));
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  Table t({"point", "FLOP/B", "GFLOP/s", "roof GFLOP/s", "bound", "of roof", "of peak"});
+  size_t placed = 0, without = 0;
+  for (const auto& s : db->load_sweeps()) {
+    if (!f.sweep.empty() && s.name != f.sweep) continue;
+    const int threads = nlohmann::json::parse(s.spec).at("threads").get<int>();
+    const auto ceilings = analysis::ceilings_from_probe(probes.back().document, "fp32", threads,
+                                                        analysis::PeakKind::kInstruction);
+    for (const auto& p : db->load_sweep_points(s.id)) {
+      const auto& m = p.metrics;
+      if (!m.contains("bytes_per_step") || !m.contains("step_s")) {
+        ++without;
+        continue;
+      }
+      analysis::WorkItem item;
+      item.name = s.name + ": " + p.key;
+      item.flops = m.at("profile_flops_per_step").get<double>();
+      item.bytes = m.at("bytes_per_step").get<double>();
+      item.seconds = m.at("step_s").get<double>();
+      const auto at = analysis::place(item, ceilings);
+      ++placed;
+      rows.push_back({{"sweep", s.name},
+                      {"point", p.key},
+                      {"intensity", json_number(at.intensity)},
+                      {"achieved_flops", at.achieved_flops},
+                      {"roof_flops", at.roof},
+                      {"level", at.level},
+                      {"bound", at.bound},
+                      {"roof_fraction", json_number(at.roof_fraction)},
+                      {"utilisation", json_number(at.utilisation)}});
+      t.add_row({item.name, value_text(at.intensity), value_text(at.achieved_flops / 1e9),
+                 value_text(at.roof / 1e9), at.bound, format_percent(at.roof_fraction),
+                 format_percent(at.utilisation)});
+    }
+  }
+  if (placed == 0)
+    throw UsageError(fmt::format(
+        "no sweep point in '{}' has an operator profile to place; run the sweep with measure: "
+        "[throughput, profile] (or --measure throughput,profile)",
+        f.db));
+  if (f.json) {
+    std::cout << nlohmann::ordered_json{{"points", rows}, {"without_profile", without}}.dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "sweep points on the roofline (fp32 instruction peak and triad bandwidths of the "
+               "stored probe; work from the cost model, time = median step):\n";
+  t.print(std::cout);
+  if (without > 0) std::cout << without << " point(s) without an operator profile left out\n";
+}
+
 }  // namespace
 
 void add_analyze_command(CLI::App& app) {
@@ -274,6 +338,9 @@ void add_analyze_command(CLI::App& app) {
   sp->add_option("--keys", f->keys, "Match on these hyperparameters (default: all)");
   sp->add_flag("--log", f->log, "log2 the hyperparameters in the speedup's regression");
   sp->callback([f] { speedup(*f); });
+  auto* roof = cmd->add_subcommand("roofline", "Sweep points (measured with profile) on the roofs");
+  common(roof);
+  roof->callback([f] { roofline(*f); });
 }
 
 }  // namespace plumb::cli

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
@@ -22,6 +23,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/profile/forward_cost.h"
 #include "plumb/profile/memory_profiler.h"
+#include "plumb/profile/profiler.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/run/sweep_spec.h"
@@ -77,11 +79,15 @@ run::SweepSpec spec_from_flags(const SweepFlags& f) {
   }
   if (!f.measure.empty()) {
     s.measure_memory = false;
+    s.measure_profile = false;
     for (const auto& m : parse_name_list("--measure", f.measure)) {
       if (m == "memory") {
         s.measure_memory = true;
+      } else if (m == "profile") {
+        s.measure_profile = true;
       } else if (m != "throughput") {
-        throw UsageError(fmt::format("unknown --measure '{}'; valid: throughput, memory", m));
+        throw UsageError(
+            fmt::format("unknown --measure '{}'; valid: throughput, memory, profile", m));
       }
     }
   }
@@ -183,6 +189,12 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     std::optional<profile::MemoryProfileResult> memory;
     if (spec.measure_memory && r.status == run::RunStatus::kOk)
       memory = profile::profile_memory(w, o, profile::MemoryOptions{});
+    std::optional<profile::ProfileResult> ops;
+    if (spec.measure_profile && r.status == run::RunStatus::kOk) {
+      run::RunOptions po = o;  // a short warm-up: the timing run already reached steady state
+      po.max_warmup_s = std::min(o.max_warmup_s, 2.0);
+      ops = profile::profile_workload(w, po, 1);
+    }
 
     store::SweepPointRecord rec;
     rec.sweep_id = sweep_id;
@@ -224,6 +236,21 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
         m[std::string(profile::category_key(profile::category_at(c))) + "_bytes"] =
             memory->breakdown.peak[c];
     }
+    if (ops && ops->status == run::RunStatus::kOk) {
+      // The cost model's work of one observed step, over the run's median step time: the
+      // point's place on the roofline (plumb analyze roofline).
+      const auto b = analysis::breakdown(ops->profile, analysis::GroupBy::kCategory);
+      double flops = 0, bytes = 0;
+      for (const auto& row : b.rows) {
+        flops += row.flops;
+        bytes += row.bytes;
+        m["share_" + row.name] = json_number(row.time_share);
+      }
+      m["profile_flops_per_step"] = flops;
+      m["bytes_per_step"] = bytes;
+      m["intensity"] = json_number(bytes > 0 ? flops / bytes : std::nan(""));
+      m["uncosted_share"] = json_number(b.uncosted_share);
+    }
     rec.metrics = m;
     rec.wall_s = seconds_since(point_start);
     if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
@@ -235,7 +262,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
           rec.wall_s, spec.budget.point_time_limit_s);
     }
     rec.finished_at = run::utc_now_iso8601();
-    db->save_sweep_point(rec, o, r, memory ? &*memory : nullptr, env, f.tag);
+    db->save_sweep_point(rec, o, r, memory ? &*memory : nullptr, ops ? &*ops : nullptr, env, f.tag);
     warmup_total += rec.warmup_s;
     measure_total += rec.measure_s;
     if (rec.status != "ok") ++failures;
@@ -293,7 +320,8 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", f->sets, "key=value for a config key kept fixed (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--mode", f->modes, "train, infer or train,infer (default: the spec's)");
-  cmd->add_option("--measure", f->measure, "throughput or throughput,memory (default: the spec's)");
+  cmd->add_option("--measure", f->measure,
+                  "throughput, memory, profile (comma list; default: the spec's)");
   cmd->add_option("--threads", f->threads, "Intra-op threads (default: the spec's, else 1)");
   cmd->add_option("--max-time", f->max_time, "Measurement budget per point, seconds");
   cmd->add_option("--max-warmup-time", f->max_warmup_time, "Warm-up cap per point, seconds");

@@ -24,7 +24,7 @@ const std::vector<std::string> kTopKeys = {"name", "workload", "modes", "measure
 const std::vector<std::string> kBudgetKeys = {"max_time", "max_warmup_time", "target_ci",
                                               "min_samples", "point_time_limit"};
 const std::vector<std::string> kRangeKeys = {"from", "to", "times", "step"};
-const std::vector<std::string> kMeasures = {"throughput", "memory"};
+const std::vector<std::string> kMeasures = {"throughput", "memory", "profile"};
 
 void require_known_keys(const YAML::Node& map, const std::vector<std::string>& valid,
                         const std::string& where) {
@@ -117,6 +117,7 @@ SweepSpec spec_from_yaml(const YAML::Node& root, const std::string& default_name
       if (std::find(kMeasures.begin(), kMeasures.end(), m) == kMeasures.end())
         throw UsageError(fmt::format("unknown measure '{}'; valid: {}", m, join(kMeasures, ", ")));
       if (m == "memory") s.measure_memory = true;
+      if (m == "profile") s.measure_profile = true;
     }
   }
   if (root["threads"]) s.threads = static_cast<int>(number_of(root["threads"], "threads"));
@@ -219,8 +220,9 @@ nlohmann::ordered_json canonical_json(const SweepSpec& s) {
   j["workload"] = s.workload;
   j["modes"] = nlohmann::ordered_json::array();
   for (Mode m : s.modes) j["modes"].push_back(mode_name(m));
-  j["measure"] = s.measure_memory ? nlohmann::ordered_json{"throughput", "memory"}
-                                  : nlohmann::ordered_json{"throughput"};
+  j["measure"] = nlohmann::ordered_json{"throughput"};
+  if (s.measure_memory) j["measure"].push_back("memory");
+  if (s.measure_profile) j["measure"].push_back("profile");
   j["threads"] = s.threads;
   j["seed"] = s.seed;
   std::vector<std::string> sets = s.sets;

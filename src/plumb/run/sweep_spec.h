@@ -10,7 +10,7 @@
 //   name: paradnn-fc-cpu          # default: the file name without extension
 //   workload: paradnn_fc
 //   modes: [train]                # train and/or infer (default [train])
-//   measure: [throughput]         # throughput (always), memory
+//   measure: [throughput]         # throughput (always), memory, profile
 //   threads: 2
 //   seed: 0
 //   set: {input: 2000}            # single values for other config keys
@@ -47,7 +47,8 @@ struct SweepSpec {
   std::string name;
   std::string workload;
   std::vector<Mode> modes = {Mode::kTrain};
-  bool measure_memory = false;
+  bool measure_memory = false;   // the memory profiler's peaks per point
+  bool measure_profile = false;  // an operator profile per point (FLOPs, bytes, categories)
   int threads = 1;
   uint64_t seed = 0;
   std::vector<std::string> sets;                                       // "key=value"

@@ -194,6 +194,7 @@ void export_json(const ResultsStore& store, std::ostream& out) {
                         {"message", p.message},
                         {"run_id", p.run_id},
                         {"memory_id", p.memory_id},
+                        {"profile_id", p.profile_id},
                         {"metrics", p.metrics},
                         {"warmup_s", p.warmup_s},
                         {"measure_s", p.measure_s},

@@ -40,49 +40,60 @@ StoredProfile read_profile_row(const SQLite::Statement& st) {
 
 }  // namespace
 
+namespace detail {
+
+int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
+                       const profile::ProfileResult& result,
+                       const platform::Environment& environment, const std::string& group,
+                       const std::string& tag) {
+  const profile::StepProfile& prof = result.profile;
+  const int64_t environment_id = save_environment(db, environment);
+  const PassRecord pass{group, result.started_at, result.command, result.status, result.message};
+  const int64_t id = pass_row(pass, options, tag, environment_id)
+                         .integer("steps", prof.steps)
+                         .real("step_s", prof.step_s)
+                         .real("op_self_s", prof.op_self_s)
+                         .real("overhead_s", prof.overhead_s)
+                         .real("cpu_utilization", prof.cpu_utilization)
+                         .real("units_per_step", result.units_per_step)
+                         .text("throughput_unit", result.throughput_unit)
+                         .boolean("steady_detected", result.steady_detected)
+                         .text("warmup_json", nlohmann::json(result.warmup_s).dump())
+                         .text("profiled_json", nlohmann::json(result.profiled_s).dump())
+                         .text("warnings_json", strings_json(result.warnings))
+                         .insert_into(db, "profiles");
+  SQLite::Statement insert(
+      db,
+      "INSERT INTO op_stats (profile_id, name, scope, layer, category, kind, signature, calls, "
+      "self_s, inclusive_s, flops, macs, bytes_read, bytes_written) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const profile::OpStat& op : prof.ops) {
+    int i = 1;
+    insert.bind(i++, id);
+    insert.bind(i++, op.name);
+    insert.bind(i++, op.scope);
+    insert.bind(i++, op.layer);
+    insert.bind(i++, op.category);
+    insert.bind(i++, op.kind);
+    insert.bind(i++, op.signature);
+    for (double v :
+         {op.calls, op.self_s, op.inclusive_s, op.flops, op.macs, op.bytes_read, op.bytes_written})
+      insert.bind(i++, v);
+    insert.exec();
+    insert.reset();
+  }
+  return id;
+}
+
+}  // namespace detail
+
 int64_t ResultsStore::save_profile(const run::RunOptions& options,
                                    const profile::ProfileResult& result,
                                    const platform::Environment& environment,
                                    const std::string& group, const std::string& tag) {
-  const profile::StepProfile& prof = result.profile;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, environment);
-    const detail::PassRecord pass{group, result.started_at, result.command, result.status,
-                                  result.message};
-    const int64_t id = detail::pass_row(pass, options, tag, environment_id)
-                           .integer("steps", prof.steps)
-                           .real("step_s", prof.step_s)
-                           .real("op_self_s", prof.op_self_s)
-                           .real("overhead_s", prof.overhead_s)
-                           .real("cpu_utilization", prof.cpu_utilization)
-                           .real("units_per_step", result.units_per_step)
-                           .text("throughput_unit", result.throughput_unit)
-                           .boolean("steady_detected", result.steady_detected)
-                           .text("warmup_json", nlohmann::json(result.warmup_s).dump())
-                           .text("profiled_json", nlohmann::json(result.profiled_s).dump())
-                           .text("warnings_json", detail::strings_json(result.warnings))
-                           .insert_into(*db_, "profiles");
-    SQLite::Statement insert(
-        *db_,
-        "INSERT INTO op_stats (profile_id, name, scope, layer, category, kind, signature, calls, "
-        "self_s, inclusive_s, flops, macs, bytes_read, bytes_written) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const profile::OpStat& op : prof.ops) {
-      int i = 1;
-      insert.bind(i++, id);
-      insert.bind(i++, op.name);
-      insert.bind(i++, op.scope);
-      insert.bind(i++, op.layer);
-      insert.bind(i++, op.category);
-      insert.bind(i++, op.kind);
-      insert.bind(i++, op.signature);
-      for (double v : {op.calls, op.self_s, op.inclusive_s, op.flops, op.macs, op.bytes_read,
-                       op.bytes_written})
-        insert.bind(i++, v);
-      insert.exec();
-      insert.reset();
-    }
+    const int64_t id = detail::insert_profile(*db_, options, result, environment, group, tag);
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {

@@ -86,6 +86,7 @@ struct SweepPointRecord {
   std::string message;
   int64_t run_id = 0;              // the run behind it (0: none)
   int64_t memory_id = 0;           // its memory pass when measured (0: none)
+  int64_t profile_id = 0;          // its operator profile when measured (0: none)
   nlohmann::ordered_json metrics;  // examples_per_s, flops_per_s, flop_utilization ...
   double warmup_s = 0, measure_s = 0, wall_s = 0;
   std::string shard;  // "i/n"
@@ -148,12 +149,14 @@ class ResultsStore {
   std::vector<StoredSweep> load_sweeps() const;
   std::optional<StoredSweep> find_sweep(const std::string& name) const;
   std::vector<SweepPointRecord> load_sweep_points(int64_t sweep_id) const;
-  // Stores a finished point atomically with its run and memory pass: a point is either
-  // stored whole or not at all. `point.run_id` / `memory_id` are filled in.
+  // Stores a finished point atomically with its run, memory pass and profile (each optional
+  // but the run): a point is either stored whole or not at all. The ids are filled in.
   int64_t save_sweep_point(SweepPointRecord& point, const run::RunOptions& options,
                            const run::RunResult& run, const profile::MemoryProfileResult* memory,
+                           const profile::ProfileResult* profile,
                            const platform::Environment& environment, const std::string& tag);
-  // Copies the sweeps of the database at `path` (their points, runs, samples, memory passes)
+  // Copies the sweeps of the database at `path` (their points, runs, samples, memory passes,
+  // profiles)
   // into this one, in one transaction. Refuses, writing nothing, a file of another schema
   // version, or a sweep whose name here belongs to a different spec; points already here are
   // skipped.

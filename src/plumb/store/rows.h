@@ -15,6 +15,7 @@
 
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
+#include "plumb/profile/profiler.h"
 #include "plumb/run/run_result.h"
 
 namespace plumb::store {
@@ -106,6 +107,12 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
 int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
                    const run::RunResult& result, const platform::Environment& environment,
                    const std::string& tag);
+
+// The same for one profiling pass and its operator rows.
+int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
+                       const profile::ProfileResult& result,
+                       const platform::Environment& environment, const std::string& group,
+                       const std::string& tag);
 
 // The same for one memory-profiling pass.
 int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& options,

@@ -235,6 +235,7 @@ CREATE TABLE sweep_points (
   message      TEXT NOT NULL,
   run_id       INTEGER REFERENCES runs(id),
   memory_id    INTEGER REFERENCES memory_profiles(id),
+  profile_id   INTEGER REFERENCES profiles(id),
   metrics_json TEXT NOT NULL,
   warmup_s     REAL NOT NULL,
   measure_s    REAL NOT NULL,

@@ -38,6 +38,7 @@ SweepPointRecord read_point_row(const SQLite::Statement& st) {
   p.message = st.getColumn("message").getString();
   p.run_id = st.getColumn("run_id").isNull() ? 0 : st.getColumn("run_id").getInt64();
   p.memory_id = st.getColumn("memory_id").isNull() ? 0 : st.getColumn("memory_id").getInt64();
+  p.profile_id = st.getColumn("profile_id").isNull() ? 0 : st.getColumn("profile_id").getInt64();
   p.metrics = nlohmann::ordered_json::parse(st.getColumn("metrics_json").getString());
   p.warmup_s = st.getColumn("warmup_s").getDouble();
   p.measure_s = st.getColumn("measure_s").getDouble();
@@ -65,6 +66,11 @@ int64_t insert_point(SQLite::Database& db, const SweepPointRecord& p) {
     row.integer("memory_id", p.memory_id);
   } else {
     row.null("memory_id");
+  }
+  if (p.profile_id > 0) {
+    row.integer("profile_id", p.profile_id);
+  } else {
+    row.null("profile_id");
   }
   return row.text("metrics_json", p.metrics.dump())
       .real("warmup_s", p.warmup_s)
@@ -181,6 +187,7 @@ std::vector<SweepPointRecord> ResultsStore::load_sweep_points(int64_t sweep_id) 
 int64_t ResultsStore::save_sweep_point(SweepPointRecord& point, const run::RunOptions& options,
                                        const run::RunResult& run,
                                        const profile::MemoryProfileResult* memory,
+                                       const profile::ProfileResult* profile,
                                        const platform::Environment& environment,
                                        const std::string& tag) {
   try {
@@ -189,6 +196,9 @@ int64_t ResultsStore::save_sweep_point(SweepPointRecord& point, const run::RunOp
     if (memory != nullptr)
       point.memory_id = detail::insert_memory_profile(
           *db_, options, *memory, environment, "sweep:" + std::to_string(point.sweep_id), tag);
+    if (profile != nullptr)
+      point.profile_id = detail::insert_profile(*db_, options, *profile, environment,
+                                                "sweep:" + std::to_string(point.sweep_id), tag);
     point.id = insert_point(*db_, point);
     tx.commit();
     return point.id;
@@ -255,6 +265,15 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
               copy_environment(other, *db_, environment_of(other, "memory_profiles", p.memory_id));
           p.memory_id = copy_rows(other, *db_, "memory_profiles", "id", p.memory_id,
                                   {{"environment_id", env}});
+        }
+        if (p.profile_id > 0) {
+          const int64_t env =
+              copy_environment(other, *db_, environment_of(other, "profiles", p.profile_id));
+          const int64_t profile_id =
+              copy_rows(other, *db_, "profiles", "id", p.profile_id, {{"environment_id", env}});
+          copy_rows(other, *db_, "op_stats", "profile_id", p.profile_id,
+                    {{"profile_id", profile_id}});
+          p.profile_id = profile_id;
         }
         insert_point(*db_, p);
         ++report.points_added;
