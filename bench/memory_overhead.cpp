@@ -1,10 +1,9 @@
 // Benchmark: how much the memory tracker (allocator hook + RecordFunction context + event
 // recording) slows a step. One process, one model warmed up to steady state; rounds of K
 // plain steps and K tracked-and-recorded steps, alternating which comes first
-// (overhead_bench.h). Both halves run with the fixed glibc mmap threshold `plumb memory` sets
-// (memory_profiler.cpp), so the figure is the tracker's cost alone; PLUMB_BENCH_MALLOC=default
-// leaves glibc's dynamic threshold in place instead (compare the plain steps of the two runs
-// for what the fixed threshold itself costs).
+// (overhead_bench.h). Both halves run with glibc's dynamic mmap threshold, as `plumb memory`
+// does by default; PLUMB_BENCH_MALLOC=fixed fixes it for both halves, as `plumb memory
+// --rss-check` does (compare the plain steps of the two runs for what that costs).
 //
 // Usage: plumb_bench_memory_overhead WORKLOAD train|infer BATCH THREADS [ROUNDS] [STEPS]
 #include <malloc.h>
@@ -23,7 +22,7 @@ int main(int argc, char** argv) {
   const auto args = plumb::bench::parse_bench_args(argc, argv);
   if (!args) return 2;
   const char* malloc_mode = std::getenv("PLUMB_BENCH_MALLOC");
-  const bool fixed_threshold = malloc_mode == nullptr || std::string(malloc_mode) != "default";
+  const bool fixed_threshold = malloc_mode != nullptr && std::string(malloc_mode) == "fixed";
   if (fixed_threshold) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   torch::set_num_threads(args->options.threads);
   plumb::bench::RoundTimes times;

@@ -111,8 +111,7 @@ struct Cnn : torch::nn::Module {
   torch::nn::Conv2d conv{nullptr};
   torch::nn::Linear fc{nullptr};
   Cnn() {
-    conv = register_module("conv",
-                           torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)));
+    conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)));
     fc = register_module("fc", torch::nn::Linear(8 * 4 * 4, 10));
   }
 };
@@ -130,8 +129,8 @@ Workload cnn_workload(Optim optim) {
   });
 }
 
-profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch,
-                                     int64_t limit = 0) {
+profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch, int64_t limit = 0,
+                                     bool return_freed_memory = false) {
   run::RunOptions o;
   o.workload = w.info.name;
   o.mode = mode;
@@ -139,6 +138,7 @@ profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch
   o.config.set_int("batch", batch);
   profile::MemoryOptions m;
   m.limit_bytes = limit;
+  m.return_freed_memory = return_freed_memory;
   return profile::profile_memory(w, o, m);
 }
 
@@ -158,7 +158,7 @@ TEST(MemoryProfile, MlpEveryCategoryMatchesHandComputation) {
   EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kWeights), kMlpParams * 4);
   EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kGradients), kMlpParams * 4);
   EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kOptimizerState), kMlpParams * 4);  // momentum
-  EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kInput), b * 32 * 4 + b * 8);  // x, int64 y
+  EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kInput), b * 32 * 4 + b * 8);       // x, int64 y
   // Saved for backward: relu's output [B, 64] (also fc2's input); fc1's output and the logits
   // are not kept (relu and log_softmax save their results, not their inputs).
   EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kFeatureMaps),
@@ -259,11 +259,10 @@ TEST(MemoryProfile, TrackedPeakAgreesWithResidentSetGrowth) {
   });
   // The BLAS allocates its own buffers on first use; do that before the measurement.
   torch::mm(torch::ones({512, 512}), torch::ones({512, 512}));
-  const auto r = profile(w, Mode::kTrain, 512);
+  const auto r = profile(w, Mode::kTrain, 512, 0, /*return_freed_memory=*/true);
   ASSERT_EQ(r.status, run::RunStatus::kOk) << r.message;
   if (r.rss_peak_growth < 0) GTEST_SKIP() << "no /proc/self/clear_refs on this kernel";
-  const double ratio =
-      static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth);
+  const double ratio = static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth);
   EXPECT_NEAR(ratio, 1.0, 0.10) << "tracked " << r.tracked_peak << " rss growth "
                                 << r.rss_peak_growth;
 }
@@ -286,16 +285,16 @@ TEST(MemoryBreakdown, CategoriesFollowPhaseAndLifetime) {
     rec.allocations.push_back(a);
   };
   using P = profile::StepPhase;
-  add(1, 1000, P::kBuild, -1, -1, -1);       // a parameter
-  add(2, 1000, P::kBackward, 0, -1, -1);     // its gradient, made in step 0
-  add(3, 2000, P::kOptimizer, 0, -1, -1);    // momentum, made in step 0
-  add(4, 64, P::kData, -1, -1, -1);          // the batch
-  add(5, 500, P::kForward, 3, 10, 150);      // alive at backward start: feature map
-  add(6, 700, P::kForward, 3, 20, 60);       // freed within forward: workspace
-  add(7, 300, P::kBackward, 3, 120, 130);    // freed within backward: workspace
-  add(8, 50, P::kOptimizer, 3, 250, 260);    // optimizer temporary: workspace
-  add(9, 10, P::kBuild, -1, -1, -1);         // unidentified leftover of the build: other
-  add(10, 40, P::kForward, 3, 200, -1);      // made after backward and kept: other
+  add(1, 1000, P::kBuild, -1, -1, -1);     // a parameter
+  add(2, 1000, P::kBackward, 0, -1, -1);   // its gradient, made in step 0
+  add(3, 2000, P::kOptimizer, 0, -1, -1);  // momentum, made in step 0
+  add(4, 64, P::kData, -1, -1, -1);        // the batch
+  add(5, 500, P::kForward, 3, 10, 150);    // alive at backward start: feature map
+  add(6, 700, P::kForward, 3, 20, 60);     // freed within forward: workspace
+  add(7, 300, P::kBackward, 3, 120, 130);  // freed within backward: workspace
+  add(8, 50, P::kOptimizer, 3, 250, 260);  // optimizer temporary: workspace
+  add(9, 10, P::kBuild, -1, -1, -1);       // unidentified leftover of the build: other
+  add(10, 40, P::kForward, 3, 200, -1);    // made after backward and kept: other
   profile::KnownAllocations known;
   known.weights = {1};
   known.gradients = {2};

@@ -42,6 +42,7 @@ struct MemoryFlags {
   std::string memory_limit;
   int warmup_steps = profile::MemoryOptions{}.warmup_steps;
   size_t top = 10;
+  bool rss_check = false;
   run::RunOptions run;
   std::string db = "plumb.db";
   std::string tag;
@@ -66,6 +67,7 @@ class MemorySession {
     profile::MemoryOptions m;
     m.warmup_steps = flags_.warmup_steps;
     m.limit_bytes = limit_bytes;
+    m.return_freed_memory = flags_.rss_check;
     std::cerr << fmt::format("memory {} {} batch {}{} ...\n", workload_.info.name, flags_.mode,
                              batch, limit_bytes > 0 ? " under " + format_bytes(limit_bytes) : "");
     const auto env = platform::capture_environment(o.threads, o.device);
@@ -272,10 +274,13 @@ void print_table(const MemorySession& s, const std::optional<analysis::MemorySca
   if (r.rss_peak_growth > 0)
     std::cout << fmt::format(
         "tracked peak since the build {} vs the process's peak resident-set growth {} "
-        "({:.2f}x)\n",
+        "({:.2f}x){}\n",
         format_bytes(static_cast<double>(r.tracked_peak)),
         format_bytes(static_cast<double>(r.rss_peak_growth)),
-        static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth));
+        static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth),
+        r.command.find("--rss-check") == std::string::npos
+            ? " (glibc keeps freed blocks on its heap: --rss-check for a like-for-like figure)"
+            : "");
   const int64_t fm = b.peak[static_cast<size_t>(MemoryCategory::kFeatureMaps)];
   if (!b.feature_map_layers.empty() && fm > 0) {
     Table layers({"layer", "feature maps", "share"});
@@ -312,6 +317,9 @@ void add_memory_command(CLI::App& app, int& exit_code) {
                   "Steps before the recorded one (the first makes gradients and optimizer state)")
       ->capture_default_str();
   cmd->add_option("--top", flags->top, "Layers listed by feature-map bytes")->capture_default_str();
+  cmd->add_flag("--rss-check", flags->rss_check,
+                "Make glibc return freed blocks to the kernel so the process's resident-set "
+                "growth can be compared with the tracked peak (steps run ~2x slower)");
   cmd->add_option("--threads", flags->run.threads, "Intra-op threads")->capture_default_str();
   cmd->add_option("--device", flags->run.device, "cpu (CUDA memory is not tracked yet)")
       ->capture_default_str();

@@ -49,6 +49,7 @@ std::string memory_command(const Workload& w, const run::RunOptions& o, const Me
   parts.insert(parts.end(), {"--seed", std::to_string(o.seed)});
   if (m.warmup_steps != MemoryOptions{}.warmup_steps)
     parts.insert(parts.end(), {"--warmup-steps", std::to_string(m.warmup_steps)});
+  if (m.return_freed_memory) parts.emplace_back("--rss-check");
   const auto sets = run::set_flags(w, o.config);
   parts.insert(parts.end(), sets.begin(), sets.end());
   return join(parts, " ");
@@ -121,7 +122,7 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   // 189 MB tracked peak showed as 232-284 MB of resident growth). A fixed threshold (glibc's
   // initial 128 KiB) returns every large block to the kernel when it is freed, so the
   // resident-set comparison below measures the tensors, not the heap's history.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (m.return_freed_memory) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   const bool rss_reset = reset_peak_rss();
   const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings
