@@ -14,7 +14,12 @@ packages=(
   libyaml-cpp-dev         # sweep specs in YAML
   libboost-dev            # Boost.Math (Student-t quantiles)
   googletest libgtest-dev libbenchmark-dev
+  chromium fonts-dejavu-core  # the report's browser test renders it headless, offline
 )
+# npm fetches the chart libraries the report bundles (web/package.json). Debian's nodejs/npm,
+# unless a Node.js that already brings npm is installed (e.g. NodeSource's nodejs package,
+# which conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +31,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The report's JavaScript, pinned by web/package-lock.json; reinstalled only when it changes.
+if ! cmp -s web/package-lock.json web/node_modules/.plumb-installed-lock 2>/dev/null; then
+  echo "setup: installing the report's chart libraries (npm ci in web/)"
+  npm ci --prefix web --no-audit --no-fund --loglevel=error
+  cp web/package-lock.json web/node_modules/.plumb-installed-lock
 fi
 
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release

@@ -11,6 +11,7 @@
 
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/analysis/roofline.h"
+#include "plumb/analysis/stored_sweep_points.h"
 #include "plumb/analysis/sweep_analysis.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
@@ -30,45 +31,10 @@ struct AnalyzeFlags {
   bool log = false, json = false;
 };
 
-// Sweep points of `db` (one sweep or all) as analysis points: numeric parameters; the group
-// is the workload, plus the mode for inference and any non-numeric parameter (cell=lstm), so
-// box plots and heat maps never mix model types. `tag` keeps only points whose run has it.
 std::vector<analysis::SweepPoint> load_points(const std::string& path, const std::string& sweep,
                                               const std::string& tag) {
   auto db = store::ResultsStore::open(path, /*read_only=*/true);
-  std::vector<store::StoredSweep> sweeps;
-  for (const auto& s : db->load_sweeps())
-    if (sweep.empty() || s.name == sweep) sweeps.push_back(s);
-  if (sweeps.empty()) {
-    std::vector<std::string> names;
-    for (const auto& s : db->load_sweeps()) names.push_back(s.name);
-    throw UsageError(
-        sweep.empty() ? fmt::format("'{}' holds no sweeps; run plumb sweep first", path)
-                      : fmt::format("'{}' holds no sweep named '{}'; its sweeps: {}", path, sweep,
-                                    names.empty() ? std::string("none") : join(names, ", ")));
-  }
-  std::vector<analysis::SweepPoint> out;
-  for (const auto& s : sweeps) {
-    for (const auto& p : db->load_sweep_points(s.id)) {
-      if (!tag.empty()) {
-        const auto run = p.run_id > 0 ? db->load_run(p.run_id, false) : std::nullopt;
-        if (!run || run->tag != tag) continue;
-      }
-      analysis::SweepPoint a;
-      a.group = s.workload + (p.mode == "infer" ? " infer" : "");
-      for (const auto& [key, value] : p.params.items()) {
-        if (value.is_number()) {
-          a.params[key] = value.get<double>();
-        } else {
-          a.group += " " + key + "=" + value.get<std::string>();
-        }
-      }
-      for (const auto& [key, value] : p.metrics.items())
-        if (value.is_number()) a.metrics[key] = value.get<double>();
-      out.push_back(std::move(a));
-    }
-  }
-  return out;
+  return analysis::stored_sweep_points(*db, sweep, tag);
 }
 
 std::map<std::string, double> parse_fixed(const std::vector<std::string>& fix) {

@@ -11,6 +11,7 @@ void add_list_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_run_commands(CLI::App& app, int& exit_code);  // run, suite
 void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_profile_command(CLI::App& app, int& exit_code);
 void add_memory_command(CLI::App& app, int& exit_code);
 void add_sweep_commands(CLI::App& app, int& exit_code);  // sweep, merge

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_roofline_command(app, exit_code);
   plumb::cli::add_project_command(app);
   plumb::cli::add_export_command(app);
+  plumb::cli::add_report_command(app);
 
   // A reference BLAS makes every number wrong: say so before anything else.
   const std::string blas = plumb::platform::blas_warning(plumb::platform::detect_blas());

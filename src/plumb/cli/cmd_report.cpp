@@ -1,0 +1,36 @@
+// plumb report: one self-contained HTML file (charts bundled, no network needed to open it)
+// from a results database; optionally compared with a second database.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "plumb/cli/commands.h"
+#include "plumb/core/errors.h"
+#include "plumb/report/report.h"
+
+namespace plumb::cli {
+
+void add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "report", "Write an HTML report (charts and tables) of everything a database holds");
+  auto request = std::make_shared<report::ReportRequest>();
+  request->db = "plumb.db";
+  auto output = std::make_shared<std::string>("report.html");
+  cmd->add_option("--db", request->db, "Results database")->capture_default_str();
+  cmd->add_option("-o,--output", *output, "HTML file to write")->capture_default_str();
+  cmd->add_option("--compare", request->compare_db,
+                  "A second database: adds the speedup of its sweeps over this one's");
+  cmd->callback([request, output] {
+    if (output->empty()) throw UsageError("-o needs a file name, e.g. -o report.html");
+    const auto page = report::build_report(*request);
+    report::write_file_atomically(*output, report::render_html(page));
+    size_t charts = 0;
+    for (const auto& s : page.sections)
+      for (const auto& b : s.blocks) charts += std::holds_alternative<report::Chart>(b) ? 1 : 0;
+    std::cerr << fmt::format("report: {} sections, {} charts\n", page.sections.size(), charts);
+    std::cout << *output << '\n';
+  });
+}
+
+}  // namespace plumb::cli

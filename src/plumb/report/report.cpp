@@ -1,0 +1,103 @@
+// Builds the report page from one database (and optionally a second one to compare with) and
+// writes it atomically.
+#include "plumb/report/report.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/core/version.h"
+
+namespace plumb::report {
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
+  return text;
+}
+
+}  // namespace
+
+std::string record_label(const store::StoredRecord& record) {
+  return record.workload + " " + record.mode + (record.tag.empty() ? "" : " [" + record.tag + "]");
+}
+
+ReportData load_report_data(const store::ResultsStore& store) {
+  ReportData d;
+  d.db_path = store.path();
+  d.runs = store.load_runs(/*with_samples=*/false);
+  // Passes a sweep made belong to its points (the sweep sections); the workload sections
+  // show what was profiled on its own.
+  for (auto& p : store.load_profiles())
+    if (p.group.rfind("sweep:", 0) != 0) d.profiles.push_back(std::move(p));
+  for (auto& m : store.load_memory_profiles())
+    if (m.group.rfind("sweep:", 0) != 0) d.memory.push_back(std::move(m));
+  d.sweeps = store.load_sweeps();
+  for (const auto& s : d.sweeps) d.sweep_points[s.id] = store.load_sweep_points(s.id);
+  d.probes = store.load_probes();
+  return d;
+}
+
+Page build_report(const ReportRequest& request) {
+  const auto store = store::ResultsStore::open(request.db, /*read_only=*/true);
+  const ReportData data = load_report_data(*store);
+  std::optional<ReportData> other;
+  if (!request.compare_db.empty()) {
+    const auto store_b = store::ResultsStore::open(request.compare_db, /*read_only=*/true);
+    other = load_report_data(*store_b);
+  }
+  Page page;
+  page.title = "plumb report";
+  page.subtitle =
+      fmt::format("{} · {} runs, {} profiles, {} memory passes, {} sweeps · written {}", request.db,
+                  data.runs.size(), data.profiles.size(), data.memory.size(), data.sweeps.size(),
+                  request.generated_at.empty() ? utc_now() : request.generated_at);
+  for (auto section :
+       {machine_section(data), throughput_section(data), time_section(data), memory_section(data)})
+    if (section) page.sections.push_back(std::move(*section));
+  for (auto& s : sweep_sections(data, other ? &*other : nullptr))
+    page.sections.push_back(std::move(s));
+  if (page.sections.empty())
+    page.sections.push_back(
+        Section{"empty",
+                "Nothing measured yet",
+                "This database holds no runs, profiles, memory passes, sweeps or probes. "
+                "Measure something first, e.g. plumb run resnet50 --mode train --batch 8.",
+                {}});
+  page.footer = fmt::format("plumb {} ({}).", plumb_version(), plumb_git_commit());
+  return page;
+}
+
+void write_file_atomically(const std::string& path, const std::string& html) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw UsageError(
+          fmt::format("cannot write '{}': check that its directory exists and is "
+                      "writable, or pass another path with -o",
+                      path));
+    out << html;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw UsageError(fmt::format("writing '{}' failed (disk full?)", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UsageError(fmt::format("cannot replace '{}': check its permissions", path));
+  }
+}
+
+}  // namespace plumb::report

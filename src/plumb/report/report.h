@@ -1,0 +1,64 @@
+// plumb report: everything a results database holds, as one self-contained HTML page of
+// Vega-Lite charts and sortable tables (page.h). Sections appear only when the database has
+// their data: machine and ceilings, throughput and latency, where the time goes (operator
+// categories, cumulative curves, training vs inference, thread scaling, rooflines, workload
+// similarity), memory by category, sweeps, and a comparison of two sources.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plumb/report/page.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::report {
+
+// What the report reads, loaded once from a store.
+struct ReportData {
+  std::string db_path;
+  std::vector<store::StoredRun> runs;  // summaries only: samples are not needed for the charts
+  std::vector<store::StoredProfile> profiles;
+  std::vector<store::StoredMemoryProfile> memory;
+  std::vector<store::StoredSweep> sweeps;
+  std::map<int64_t, std::vector<store::SweepPointRecord>> sweep_points;  // by sweep id
+  std::vector<store::StoredProbe> probes;
+};
+ReportData load_report_data(const store::ResultsStore& store);
+
+struct ReportRequest {
+  std::string db;            // the database the report describes
+  std::string compare_db;    // optional second database: a comparison section (B vs the db)
+  std::string tag_a, tag_b;  // optional: compare two tagged groups within the db
+  std::string generated_at;  // shown in the header; empty = now (UTC)
+};
+
+// The page; throws UsageError for an unreadable database or a bad comparison request.
+Page build_report(const ReportRequest& request);
+
+// Writes `html` to `path` through a temporary file and a rename, so an existing report is
+// never left half-written. Throws UsageError when the directory is not writable.
+void write_file_atomically(const std::string& path, const std::string& html);
+
+// Sections (each file report_*.cpp); nullopt when the data for it is absent.
+std::optional<Section> machine_section(const ReportData& data);
+std::optional<Section> throughput_section(const ReportData& data);
+std::optional<Section> time_section(const ReportData& data);
+std::optional<Section> memory_section(const ReportData& data);
+std::vector<Section> sweep_sections(const ReportData& data, const ReportData* other);
+
+// The records the report shows when several measured the same thing: the newest per key.
+template <typename Record, typename KeyFn>
+std::vector<Record> newest_per_key(const std::vector<Record>& records, KeyFn key) {
+  std::map<decltype(key(records.front())), size_t> newest;
+  std::vector<Record> out;
+  for (size_t i = 0; i < records.size(); ++i) newest[key(records[i])] = i;  // ids ascend
+  for (const auto& [k, i] : newest) out.push_back(records[i]);
+  return out;
+}
+
+// "resnet50 train" / "resnet50 infer" (+ " [tag]" when tagged): how a record is labelled.
+std::string record_label(const store::StoredRecord& record);
+
+}  // namespace plumb::report

@@ -1,0 +1,186 @@
+// The HTML report: golden Vega-Lite specs from a fixed database, which sections appear,
+// escaping of user-supplied strings, and the page rendered by headless Chromium offline
+// (every chart drawn with data marks, no JavaScript errors, a screenshot).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "cli_fixture.h"
+#include "plumb/report/page.h"
+#include "plumb/report/report.h"
+#include "report_fixture.h"
+
+namespace plumb {
+namespace {
+
+using testing::Cli;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+const char* kHostileTag =
+    "</script><script>document.body.dataset.pwned='1'</script>"
+    "<img src=x onerror=\"document.body.dataset.pwned='1'\">";
+
+report::Page fixture_page(const fs::path& dir, const std::string& tag = "fixture-b") {
+  const std::string db = (dir / "fixture.db").string();
+  testing::write_report_fixture(db, tag);
+  report::ReportRequest request;
+  request.db = db;
+  request.generated_at = "2026-01-01 00:00 UTC";
+  return report::build_report(request);
+}
+
+std::vector<const report::Chart*> charts_of(const report::Page& page) {
+  std::vector<const report::Chart*> out;
+  for (const auto& s : page.sections)
+    for (const auto& b : s.blocks)
+      if (const auto* c = std::get_if<report::Chart>(&b)) out.push_back(c);
+  return out;
+}
+
+class Report : public Cli {};
+
+TEST_F(Report, SpecsMatchGoldenFiles) {
+  const auto page = fixture_page(dir_);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto* c : charts_of(page)) all.push_back({{"title", c->title}, {"spec", c->spec}});
+  const std::string actual = all.dump(1) + "\n";
+  const fs::path golden = fs::path(__FILE__).parent_path() / "golden" / "report_specs.json";
+  if (std::getenv("PLUMB_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(golden) << actual;
+    GTEST_SKIP() << "wrote " << golden;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << golden << " is missing: run with PLUMB_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, slurp(golden))
+      << "the report's Vega-Lite specs changed; if intended, regenerate with "
+         "PLUMB_UPDATE_GOLDEN=1 ./build/tests/plumb_tests "
+         "--gtest_filter=Report.SpecsMatchGoldenFiles";
+}
+
+TEST_F(Report, EverySectionWithDataAppears) {
+  const auto page = fixture_page(dir_);
+  std::vector<std::string> ids;
+  for (const auto& s : page.sections) ids.push_back(s.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"machine", "throughput", "time", "memory", "sweep-1"}));
+  std::vector<std::string> titles;
+  for (const auto* c : charts_of(page)) titles.push_back(c->title);
+  for (const std::string expected :
+       {"Peak compute per data type", "Bandwidth over the working set (2 threads)",
+        "Step time per run", "Inference latency percentiles",
+        "Where the step time goes, by operator category",
+        "How few operator types dominate (cumulative operator time)",
+        "Training vs inference, by operator category", "Thread scaling per operator category",
+        "Roofline: cnn train (2 threads)", "Memory at the peak, by what the bytes are",
+        "Memory vs batch size"})
+    EXPECT_NE(std::find(titles.begin(), titles.end(), expected), titles.end()) << expected;
+  // The sweep: a heat map of each metric with the failed point as an empty cell.
+  const auto heat = std::find_if(titles.begin(), titles.end(), [](const std::string& t) {
+    return t.rfind("paradnn_fc: examples/s over batch and nodes", 0) == 0;
+  });
+  ASSERT_NE(heat, titles.end());
+  const auto* chart = charts_of(page)[static_cast<size_t>(heat - titles.begin())];
+  int empty = 0;
+  for (const auto& v : chart->spec["data"]["values"]) empty += v["value"].is_null() ? 1 : 0;
+  EXPECT_EQ(chart->spec["data"]["values"].size(), 9u);
+  EXPECT_EQ(empty, 1);  // nodes=1024 batch=256 ran out of memory
+  // The failed run is listed with its status, not drawn.
+  const std::string html = report::render_html(page);
+  EXPECT_NE(html.find("out_of_memory: out of memory at batch 4096"), std::string::npos);
+}
+
+TEST_F(Report, EmptyDatabaseSaysWhatToDo) {
+  const std::string db = (dir_ / "empty.db").string();
+  store::ResultsStore::open(db);
+  report::ReportRequest request;
+  request.db = db;
+  const auto page = report::build_report(request);
+  ASSERT_EQ(page.sections.size(), 1u);
+  EXPECT_NE(page.sections[0].intro.find("plumb run"), std::string::npos);
+}
+
+TEST(ReportPage, EscapesTextAndScriptJson) {
+  EXPECT_EQ(report::escape_html("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+  const std::string j = report::script_json({{"t", "</script><b>&\xE2\x80\xA8"}});
+  EXPECT_EQ(j, "{\"t\":\"\\u003c/script\\u003e\\u003cb\\u003e\\u0026\\u2028\"}");
+}
+
+TEST_F(Report, HostileStringsStayInert) {
+  const std::string html = report::render_html(fixture_page(dir_, kHostileTag));
+  EXPECT_EQ(html.find("<script>document.body"), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=&quot;"), std::string::npos);  // the runs table
+  EXPECT_NE(html.find("\\u003cimg src=x"), std::string::npos);              // a chart's data
+}
+
+// Chromium (Debian's `chromium`, installed by scripts/setup.sh) opens the report with every
+// network request refused, lets its scripts run, and dumps the DOM the page ended with.
+TEST_F(Report, ChromiumRendersEveryChartOffline) {
+  ASSERT_EQ(std::system("command -v chromium >/dev/null"), 0)
+      << "chromium is not installed: scripts/setup.sh installs it (apt-get install chromium)";
+  const auto page = fixture_page(dir_, kHostileTag);
+  const size_t charts = charts_of(page).size();
+  ASSERT_GT(charts, 10u);
+  const fs::path html = dir_ / "report.html";
+  report::write_file_atomically(html.string(), report::render_html(page));
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
+      "--user-data-dir=" +
+      (dir_ / "chromium").string() +
+      " --proxy-server=127.0.0.1:9 --host-resolver-rules='MAP * ~NOTFOUND' "
+      "--virtual-time-budget=30000 ";
+  const fs::path dom = dir_ / "dom.html";
+  const std::string dump = "timeout 180 chromium " + flags + "--dump-dom file://" + html.string() +
+                           " >" + dom.string() + " 2>" + (dir_ / "chromium.log").string();
+  ASSERT_EQ(std::system(dump.c_str()), 0) << slurp(dir_ / "chromium.log");
+  const std::string d = slurp(dom);
+  EXPECT_NE(d.find("data-charts-done=\"1\""), std::string::npos) << "charts never finished";
+  EXPECT_NE(d.find("data-errors=\"[]\""), std::string::npos)
+      << "JavaScript errors: " << d.substr(d.find("data-errors"), 400);
+  EXPECT_EQ(d.find("data-pwned"), std::string::npos) << "an injected script ran";
+  // Every chart container: rendered, with data marks at finite positions.
+  const std::regex container("<div class=\"chart[^\"]*\" id=\"(chart-[0-9]+)\"([^>]*)>");
+  size_t rendered = 0;
+  for (auto it = std::sregex_iterator(d.begin(), d.end(), container); it != std::sregex_iterator();
+       ++it) {
+    const std::string attributes = (*it)[2];
+    std::smatch marks;
+    ASSERT_TRUE(std::regex_search(attributes, marks, std::regex("data-marks=\"([0-9]+)\"")))
+        << (*it)[1] << " was not drawn: " << attributes;
+    EXPECT_GT(std::stoi(marks[1]), 0) << (*it)[1] << " has no data marks";
+    EXPECT_NE(attributes.find("data-rendered=\"1\""), std::string::npos) << (*it)[1];
+    ++rendered;
+  }
+  EXPECT_EQ(rendered, charts);
+  // The screenshot a reader would see (kept next to the test binary for CI artifacts).
+  const fs::path png = fs::current_path() / "report_screenshot.png";
+  const std::string shot = "timeout 180 chromium " + flags +
+                           "--window-size=1400,5000 --screenshot=" + png.string() + " file://" +
+                           html.string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(shot.c_str()), 0);
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 50000u) << "the screenshot is nearly blank";
+  fs::copy_file(html, fs::current_path() / "report_screenshot.html",
+                fs::copy_options::overwrite_existing);
+}
+
+TEST_F(Report, CliWritesTheFileAndRefusesBadInput) {
+  testing::write_report_fixture(db());
+  const std::string out = (dir_ / "r.html").string();
+  testing::Result r = plumb("report --db " + db() + " -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, out + "\n");
+  const std::string written = slurp(out);
+  EXPECT_NE(written.find("vegaEmbed"), std::string::npos);
+  // A bad database leaves the existing report as it was.
+  std::ofstream(dir_ / "not.db") << "this is not a database";
+  expect_usage_error("report --db " + (dir_ / "not.db").string() + " -o " + out,
+                     "not an SQLite database");
+  expect_usage_error("report --db " + (dir_ / "missing.db").string() + " -o " + out, "missing.db");
+  EXPECT_EQ(slurp(out), written);
+  expect_usage_error("report --db " + db() + " -o " + (dir_ / "no/such/dir/r.html").string(),
+                     "cannot write");
+}
+
+}  // namespace
+}  // namespace plumb
