@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <new>
+#include <thread>
 
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
@@ -24,7 +26,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-
 bool is_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
          what.find("can't allocate memory") != std::string::npos ||
@@ -37,6 +38,19 @@ std::string first_line(const std::string& text) {
 }
 
 }  // namespace
+
+double injected_step_delay_s() {
+  const char* text = std::getenv(kInjectDelayVariable);
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const double ms = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(ms >= 0) || !std::isfinite(ms))
+    throw UsageError(
+        fmt::format("{}={}: give a non-negative number of milliseconds, or unset it "
+                    "(it is a testing aid, see docs/compare.md)",
+                    kInjectDelayVariable, text));
+  return ms / 1000;
+}
 
 std::string utc_now_iso8601() {
   std::time_t now = std::time(nullptr);
@@ -72,6 +86,8 @@ double StepLoop::step() {
   auto start = Clock::now();
   last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
   if (device_.is_cuda()) torch::cuda::synchronize();
+  if (injected_delay_s_ > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(injected_delay_s_));
   double elapsed = seconds_since(start);
   if (!std::isfinite(last_value_)) throw NonFiniteLoss{last_value_, next_};
   return elapsed;
