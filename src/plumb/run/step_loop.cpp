@@ -9,7 +9,6 @@
 #include <ctime>
 #include <memory>
 #include <new>
-#include <thread>
 
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
@@ -86,9 +85,15 @@ double StepLoop::step() {
   auto start = Clock::now();
   last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
   if (device_.is_cuda()) torch::cuda::synchronize();
-  if (injected_delay_s_ > 0)
-    std::this_thread::sleep_for(std::chrono::duration<double>(injected_delay_s_));
-  double elapsed = seconds_since(start);
+  // A spin, not a sleep: a sleep wakes up late by a varying amount on a busy machine, and the
+  // point of the aid is a known slowdown.
+  if (injected_delay_s_ > 0) {
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(injected_delay_s_));
+    while (Clock::now() < until) {
+    }
+  }
+  const double elapsed = seconds_since(start);
   if (!std::isfinite(last_value_)) throw NonFiniteLoss{last_value_, next_};
   return elapsed;
 }
