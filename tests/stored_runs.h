@@ -35,6 +35,7 @@ struct SyntheticRun {
   std::string libtorch_version = "1.13.1";
   double load_average = 0.1;
   std::string hidden = "16";  // a config key besides batch
+  std::string warning;        // a noisy-machine warning of the environment ("" for none)
 };
 
 inline run::RunOptions synthetic_options(const SyntheticRun& s) {
@@ -60,6 +61,7 @@ inline platform::Environment synthetic_environment(const SyntheticRun& s) {
   env.plumb_version = "0.1.0";
   env.git_commit = "abc123";
   env.device = "cpu";
+  if (!s.warning.empty()) env.warnings.push_back(s.warning);
   return env;
 }
 

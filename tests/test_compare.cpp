@@ -249,6 +249,13 @@ class CompareSources : public ::testing::Test {
     q.b.db = path(db_b);
     return q;
   }
+  // Tag "old" of p.db against tag "new".
+  ComparisonRequest old_vs_new() const {
+    auto q = request("p.db", "p.db");
+    q.a.filters["tag"] = "old";
+    q.b.filters["tag"] = "new";
+    return q;
+  }
   fs::path dir_;
 };
 
@@ -305,10 +312,7 @@ TEST_F(CompareSources, TagsSelectGroupsAndEnvironmentDifferencesAreListed) {
   s.cpu_model = "Faster CPU";
   s.mean_s = 0.008;
   store("p.db", s);
-  auto q = request("p.db", "p.db");
-  q.a.filters["tag"] = "old";
-  q.b.filters["tag"] = "new";
-  const Comparison c = compare_sources(q);
+  const Comparison c = compare_sources(old_vs_new());
   ASSERT_EQ(c.rows.size(), 1u);
   EXPECT_EQ(c.rows[0].throughput.verdict, Verdict::kFaster);
   auto cpu = std::find_if(c.environment.begin(), c.environment.end(),
@@ -323,6 +327,24 @@ TEST_F(CompareSources, TagsSelectGroupsAndEnvironmentDifferencesAreListed) {
   EXPECT_LT(std::find(keys.begin(), keys.end(), "environment"),
             std::find(keys.begin(), keys.end(), "comparisons"));
   EXPECT_EQ(j["comparisons"][0]["verdict"], "faster");
+}
+
+TEST_F(CompareSources, NoisyConditionsOnBothSidesAreNoted) {
+  SyntheticRun s;
+  s.tag = "old";
+  s.warning = "load average 4.90 on 2 cores at start: other processes compete for the CPU";
+  store("p.db", s);
+  s.tag = "new";
+  s.warning = "load average 4.80 on 2 cores at start: other processes compete for the CPU";
+  store("p.db", s);
+  const Comparison c = compare_sources(old_vs_new());
+  auto warnings = std::find_if(c.environment.begin(), c.environment.end(),
+                               [](const auto& f) { return f.field == "warnings"; });
+  ASSERT_NE(warnings, c.environment.end());
+  EXPECT_FALSE(warnings->differs);  // the same condition with other figures
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& note) {
+    return note.find("noisy conditions") != std::string::npos;
+  }));
 }
 
 TEST_F(CompareSources, FiltersThatDifferMatchOtherwiseEqualSettings) {
@@ -364,10 +386,7 @@ TEST_F(CompareSources, ProfilesOnBothSidesGiveCategoryDeltas) {
     s.tag = tag;
     db->save_profile(testing::synthetic_options(s), p, testing::synthetic_environment(s), "g", tag);
   }
-  auto q = request("p.db", "p.db");
-  q.a.filters["tag"] = "old";
-  q.b.filters["tag"] = "new";
-  const Comparison c = compare_sources(q);
+  const Comparison c = compare_sources(old_vs_new());
   ASSERT_EQ(c.rows.size(), 1u);
   ASSERT_FALSE(c.rows[0].categories.empty());
   EXPECT_EQ(c.rows[0].categories[0].category, "MatMul");

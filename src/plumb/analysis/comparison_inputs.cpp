@@ -390,6 +390,14 @@ Comparison compare_sources(const ComparisonRequest& q) {
         "to match runs that differ in FIELD",
         a.label, listing(groups_a), b.label, listing(groups_b)));
   c.environment = environment_fields(environments_a, environments_b);
+  // The same noisy condition on both sides is no "difference", but it still makes every
+  // verdict weaker: a busy machine moves throughput by several % from one run to the next.
+  for (const auto& f : c.environment)
+    if (f.field == "warnings" && (f.a != "none" || f.b != "none"))
+      c.notes.push_back(fmt::format(
+          "the runs were measured under noisy conditions (A: {}; B: {}); run-to-run differences "
+          "beyond the interval are likely: repeat on an idle machine",
+          f.a, f.b));
 
   const bool single_runs = std::all_of(c.rows.begin(), c.rows.end(), [](const auto& r) {
     return r.runs_a.size() == 1 && r.runs_b.size() == 1;

@@ -114,6 +114,8 @@ void print_environment(const analysis::Comparison& c) {
       table.add_row({f.field, f.a, f.b});
     } else {
       ++same;
+      // The same noisy condition on both sides is no difference, but it must be seen first.
+      if (f.field == "warnings" && f.a != "none") std::cout << "both sides: " << f.a << '\n';
     }
   }
   if (same == c.environment.size()) {
