@@ -329,7 +329,6 @@ Comparison compare_sources(const ComparisonRequest& q) {
   const std::set<std::string> ignored = ignored_fields(q, a, b);
   const Groups groups_a = group_runs(a.runs, ignored);
   const Groups groups_b = group_runs(b.runs, ignored);
-  const bool use_every_run = q.all_runs;
 
   Comparison c;
   c.label_a = a.label;
@@ -348,9 +347,9 @@ Comparison compare_sources(const ComparisonRequest& q) {
       c.only_in_a.push_back(unmatched_text(groups_a.runs.at(key)));
       continue;
     }
-    const bool explicit_runs = !q.a.run_ids.empty();
-    const auto runs_a = pick_runs(groups_a.runs.at(key), use_every_run || explicit_runs);
-    const auto runs_b = pick_runs(partner->second, use_every_run || explicit_runs);
+    // Runs given by id are all used; otherwise the newest per key unless --all-runs.
+    const auto runs_a = pick_runs(groups_a.runs.at(key), q.all_runs || !q.a.run_ids.empty());
+    const auto runs_b = pick_runs(partner->second, q.all_runs || !q.b.run_ids.empty());
     ComparisonRow row;
     row.workload = runs_a.front().workload;
     row.mode = runs_a.front().mode;
