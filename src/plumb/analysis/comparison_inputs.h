@@ -56,7 +56,7 @@ struct ComparisonRow {
 };
 
 struct Comparison {
-  std::string label_a, label_b;  // "run 3 of plumb.db", "tag 'x' of a.db", ...
+  std::string label_a, label_b;  // "run 3 of plumb.db", "a.db", "tag=x in a.db"
   ComparisonOptions statistics;
   std::vector<std::string> ignored_fields;        // key fields allowed to differ
   std::vector<EnvironmentField> environment;      // of the runs used on each side
