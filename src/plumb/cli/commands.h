@@ -19,5 +19,6 @@ void add_analyze_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_roofline_command(CLI::App& app, int& exit_code);
 void add_project_command(CLI::App& app);
+void add_compare_command(CLI::App& app, int& exit_code);  // exit 1: significant slowdown
 
 }  // namespace plumb::cli

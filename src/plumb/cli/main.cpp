@@ -1,5 +1,6 @@
 // plumb command-line entry point: builds the CLI11 app, maps errors to exit codes
-// (0 ok, 1 a run failed, 2 bad usage) and prints one actionable line for bad input.
+// (0 ok, 1 a run failed or plumb compare found a slowdown, 2 bad usage) and prints one actionable
+// line for bad input.
 #include <iostream>
 
 #include <c10/util/Exception.h>
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_probe_command(app);
   plumb::cli::add_roofline_command(app, exit_code);
   plumb::cli::add_project_command(app);
+  plumb::cli::add_compare_command(app, exit_code);
   plumb::cli::add_export_command(app);
   plumb::cli::add_report_command(app);
 

@@ -144,7 +144,15 @@ RunResult run_workload(const Workload& workload, const RunOptions& o, const Prog
   r.throughput_unit = workload.info.throughput_unit;
   auto run_start = Clock::now();
 
+  const double injected_delay_s = injected_step_delay_s();
+  // Never silent: a run slowed on purpose says so in its stored warnings.
+  if (injected_delay_s > 0)
+    r.warnings.push_back(fmt::format(
+        "{} adds {:g} ms to every step: a testing aid (docs/compare.md), these timings are not "
+        "the workload's",
+        kInjectDelayVariable, 1000 * injected_delay_s));
   with_model(workload, o, r, [&](StepLoop& loop) {
+    loop.set_injected_delay(injected_delay_s);
     r.units_per_step = loop.units();
     warm_up(loop, o, r, progress);
     measure(loop, o, r);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <new>
@@ -24,7 +25,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-
 bool is_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
          what.find("can't allocate memory") != std::string::npos ||
@@ -37,6 +37,19 @@ std::string first_line(const std::string& text) {
 }
 
 }  // namespace
+
+double injected_step_delay_s() {
+  const char* text = std::getenv(kInjectDelayVariable);
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const double ms = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(ms >= 0) || !std::isfinite(ms))
+    throw UsageError(
+        fmt::format("{}={}: give a non-negative number of milliseconds, or unset it "
+                    "(it is a testing aid, see docs/compare.md)",
+                    kInjectDelayVariable, text));
+  return ms / 1000;
+}
 
 std::string utc_now_iso8601() {
   std::time_t now = std::time(nullptr);
@@ -72,7 +85,15 @@ double StepLoop::step() {
   auto start = Clock::now();
   last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
   if (device_.is_cuda()) torch::cuda::synchronize();
-  double elapsed = seconds_since(start);
+  // A spin, not a sleep: a sleep wakes up late by a varying amount on a busy machine, and the
+  // point of the aid is a known slowdown.
+  if (injected_delay_s_ > 0) {
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(injected_delay_s_));
+    while (Clock::now() < until) {
+    }
+  }
+  const double elapsed = seconds_since(start);
   if (!std::isfinite(last_value_)) throw NonFiniteLoss{last_value_, next_};
   return elapsed;
 }

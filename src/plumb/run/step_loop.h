@@ -29,6 +29,10 @@ class StepLoop {
   // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.
   double step();
 
+  // Testing aid (injected_step_delay_s()): every later step sleeps this long inside the timed
+  // region, a known slowdown for checking plumb compare. Only the timing runner sets it.
+  void set_injected_delay(double seconds) { injected_delay_s_ = seconds; }
+
   double units() const { return units_; }
   double last_value() const { return last_value_; }
   Model& model() { return model_; }
@@ -42,7 +46,15 @@ class StepLoop {
   double units_ = 0;
   size_t next_ = 0;
   double last_value_ = 0;
+  double injected_delay_s_ = 0;
 };
+
+// The environment variable of the testing aid above, read by the timing runner.
+inline constexpr char kInjectDelayVariable[] = "PLUMB_INJECT_STEP_DELAY_MS";
+
+// Seconds of delay PLUMB_INJECT_STEP_DELAY_MS asks for (0 when unset). Throws UsageError
+// when it is set but not a non-negative number of milliseconds.
+double injected_step_delay_s();
 
 struct NonFiniteLoss {
   double value;
@@ -59,8 +71,7 @@ void warm_up(StepLoop& loop, const RunOptions& options, RunResult& result,
 // (UsageError still propagates: that is the user's input, not the workload). The loop holds
 // `batch_pool` batches.
 void with_model(const Workload& workload, const RunOptions& options, RunResult& result,
-                const std::function<void(StepLoop&)>& body,
-                size_t batch_pool = kDefaultBatchPool);
+                const std::function<void(StepLoop&)>& body, size_t batch_pool = kDefaultBatchPool);
 
 std::string utc_now_iso8601();
 double process_cpu_seconds();

@@ -1,0 +1,416 @@
+// Selecting and matching the stored runs of plumb compare's two sides, and building the
+// comparison from them (see comparison_inputs.h for the matching rules).
+#include "plumb/analysis/comparison_inputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/core/text.h"
+#include "plumb/run/step_loop.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::analysis {
+namespace {
+
+using KeyFields = std::map<std::string, std::string>;  // field -> value text, sorted by field
+
+// Filters may also name these; they are never part of the match key.
+const std::set<std::string> kSelectionOnlyFields = {"tag", "workload"};
+
+std::string value_text(const nlohmann::ordered_json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// Everything that defines what a record measured, apart from the workload.
+KeyFields key_fields(const store::StoredRecord& r) {
+  KeyFields k;
+  for (const auto& item : r.config.items()) k[item.key()] = value_text(item.value());
+  k["batch"] = std::to_string(r.batch);
+  k["mode"] = r.mode;
+  k["threads"] = std::to_string(r.threads);
+  k["device"] = r.device;
+  return k;
+}
+
+std::optional<std::string> field_value(const store::StoredRecord& r, const std::string& field) {
+  if (field == "tag") return r.tag;
+  if (field == "workload") return r.workload;
+  const KeyFields k = key_fields(r);
+  auto it = k.find(field);
+  if (it == k.end()) return std::nullopt;
+  return it->second;
+}
+
+bool passes_filters(const store::StoredRecord& r, const std::map<std::string, std::string>& f) {
+  for (const auto& [field, value] : f)
+    if (field_value(r, field) != value) return false;
+  return true;
+}
+
+std::string side_label(const ComparisonSide& side) {
+  const std::string db = std::filesystem::path(side.db).filename().string();
+  if (!side.run_ids.empty()) {
+    std::vector<std::string> ids;
+    for (int64_t id : side.run_ids) ids.push_back(std::to_string(id));
+    return fmt::format("run{} {} of {}", ids.size() > 1 ? "s" : "", join(ids, ","), db);
+  }
+  if (side.filters.empty()) return db;
+  std::vector<std::string> parts;
+  for (const auto& [field, value] : side.filters) parts.push_back(field + "=" + value);
+  return fmt::format("{} in {}", join(parts, " "), db);
+}
+
+// One side's candidate runs (without samples) and its store, kept open for samples/profiles.
+struct LoadedSide {
+  std::string label;
+  std::unique_ptr<store::ResultsStore> store;
+  std::vector<store::StoredRun> runs;
+};
+
+std::string known_values(const std::vector<store::StoredRun>& runs, const std::string& field) {
+  std::set<std::string> values;
+  for (const auto& r : runs)
+    if (auto v = field_value(r, field)) values.insert(v->empty() ? "''" : *v);
+  return values.empty() ? "none" : join({values.begin(), values.end()}, ", ");
+}
+
+LoadedSide load_side(const ComparisonSide& side, const char* name) {
+  LoadedSide loaded{side_label(side), store::ResultsStore::open(side.db, /*read_only=*/true), {}};
+  std::vector<store::StoredRun> all = loaded.store->load_runs(/*with_samples=*/false);
+  if (all.empty())
+    throw UsageError(fmt::format("{} has no runs to compare; store some with plumb run --db {}",
+                                 side.db, side.db));
+  if (!side.run_ids.empty()) {
+    for (int64_t id : side.run_ids) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const auto& r) { return r.id == id; });
+      if (it == all.end())
+        throw UsageError(
+            fmt::format("run {} is not in {} (its runs are {} to {}); see plumb "
+                        "export --db {}",
+                        id, side.db, all.front().id, all.back().id, side.db));
+      loaded.runs.push_back(*it);
+    }
+    return loaded;
+  }
+  for (const auto& [field, value] : side.filters) {
+    const bool known = std::any_of(
+        all.begin(), all.end(), [&](const auto& r) { return field_value(r, field).has_value(); });
+    if (!known)
+      throw UsageError(fmt::format(
+          "side {}: no run in {} has a field '{}'; filter on tag, workload, mode, threads, "
+          "device, batch or a config key",
+          name, side.db, field));
+  }
+  for (const auto& r : all)
+    if (passes_filters(r, side.filters)) loaded.runs.push_back(r);
+  if (loaded.runs.empty()) {
+    std::vector<std::string> hints;
+    for (const auto& [field, value] : side.filters)
+      hints.push_back(fmt::format("{} values there: {}", field, known_values(all, field)));
+    throw UsageError(
+        fmt::format("side {} ({}) selects no runs; {}", name, loaded.label, join(hints, "; ")));
+  }
+  return loaded;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+void refuse_overlap(const ComparisonRequest& q, const LoadedSide& a, const LoadedSide& b) {
+  if (!same_file(q.a.db, q.b.db)) return;
+  std::set<int64_t> ids_a;
+  for (const auto& r : a.runs) ids_a.insert(r.id);
+  for (const auto& r : b.runs)
+    if (ids_a.count(r.id))
+      throw UsageError(fmt::format(
+          "A ({}) and B ({}) both select run {} of {}: give two different runs, databases or "
+          "tags (or --where-a/--where-b filters that differ)",
+          a.label, b.label, r.id, q.a.db));
+}
+
+// Key fields allowed to differ between matched runs.
+std::set<std::string> ignored_fields(const ComparisonRequest& q, const LoadedSide& a,
+                                     const LoadedSide& b) {
+  std::set<std::string> known;
+  for (const auto* side : {&a, &b})
+    for (const auto& r : side->runs)
+      for (const auto& [field, value] : key_fields(r)) known.insert(field);
+  std::set<std::string> ignored;
+  if (!q.a.run_ids.empty() || !q.b.run_ids.empty()) {
+    ignored = known;  // explicit runs: only workload and mode must agree
+  }
+  for (const auto& field : q.ignore) {
+    if (field == "mode" || field == "workload")
+      throw UsageError(fmt::format(
+          "--ignore {}: runs are always matched on workload and mode; compare one of them at a "
+          "time with --where-a/--where-b",
+          field));
+    if (!known.count(field))
+      throw UsageError(fmt::format("--ignore {}: no selected run has that field; fields: {}", field,
+                                   join({known.begin(), known.end()}, ", ")));
+    ignored.insert(field);
+  }
+  for (const auto& [field, value] : q.a.filters) {
+    auto it = q.b.filters.find(field);
+    if (it != q.b.filters.end() && it->second != value && !kSelectionOnlyFields.count(field))
+      ignored.insert(field);
+  }
+  ignored.erase("mode");
+  return ignored;
+}
+
+std::string match_key(const store::StoredRecord& r, const std::set<std::string>& ignored) {
+  std::vector<std::string> parts = {r.workload, r.mode};
+  for (const auto& [field, value] : key_fields(r))
+    if (field != "mode" && !ignored.count(field)) parts.push_back(field + "=" + value);
+  return join(parts, " ");
+}
+
+// Runs grouped by match key, keys in order of first appearance.
+struct Groups {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<store::StoredRun>> runs;
+};
+
+Groups group_runs(const std::vector<store::StoredRun>& runs, const std::set<std::string>& ignored) {
+  Groups g;
+  for (const auto& r : runs) {
+    const std::string key = match_key(r, ignored);
+    if (!g.runs.count(key)) g.order.push_back(key);
+    g.runs[key].push_back(r);
+  }
+  return g;
+}
+
+// The runs a side contributes to a row: every one with all_runs (or explicit ids), otherwise
+// the newest successful one (the newest of all when none succeeded).
+std::vector<store::StoredRun> pick_runs(std::vector<store::StoredRun> runs, bool all_runs) {
+  if (all_runs) return runs;
+  std::sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.id > y.id; });
+  for (const auto& r : runs)
+    if (r.result.status == run::RunStatus::kOk) return {r};
+  return {runs.front()};
+}
+
+// "threads: 1 -> 4" for each key field whose values differ between the two sides' runs.
+std::vector<std::string> key_differences(const std::vector<store::StoredRun>& a,
+                                         const std::vector<store::StoredRun>& b) {
+  auto values = [](const std::vector<store::StoredRun>& runs) {
+    std::map<std::string, std::set<std::string>> v;
+    for (const auto& r : runs)
+      for (const auto& [field, value] : key_fields(r)) v[field].insert(value);
+    return v;
+  };
+  const auto va = values(a), vb = values(b);
+  std::set<std::string> fields;
+  for (const auto* side : {&va, &vb})
+    for (const auto& [field, vs] : *side) fields.insert(field);
+  std::vector<std::string> out;
+  for (const auto& field : fields) {
+    auto text = [&](const std::map<std::string, std::set<std::string>>& v) {
+      auto it = v.find(field);
+      return it == v.end() ? std::string("-") : join({it->second.begin(), it->second.end()}, "|");
+    };
+    if (text(va) != text(vb)) out.push_back(fmt::format("{}: {} -> {}", field, text(va), text(vb)));
+  }
+  return out;
+}
+
+// "batch=8 threads=1", plus every other matched field that varies among the rows of the same
+// workload and mode (so two rows never print the same setting).
+std::string setting_text(const store::StoredRun& r, const std::set<std::string>& varying) {
+  const KeyFields k = key_fields(r);
+  std::vector<std::string> parts = {"batch=" + k.at("batch"), "threads=" + k.at("threads")};
+  for (const auto& field : varying)
+    if (field != "batch" && field != "threads" && k.count(field))
+      parts.push_back(field + "=" + k.at(field));
+  return join(parts, " ");
+}
+
+std::set<std::string> varying_fields(const std::vector<store::StoredRun>& runs,
+                                     const std::string& workload, const std::string& mode) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& r : runs)
+    if (r.workload == workload && r.mode == mode)
+      for (const auto& [field, value] : key_fields(r)) values[field].insert(value);
+  std::set<std::string> varying;
+  for (const auto& [field, vs] : values)
+    if (vs.size() > 1) varying.insert(field);
+  return varying;
+}
+
+// The samples of the successful runs; failed runs go to `failures`, and runs slowed with the
+// injected-delay testing aid to `notes` (such a run must never pass for a real measurement).
+SideSamples side_samples(const store::ResultsStore& db, const std::vector<store::StoredRun>& runs,
+                         std::vector<std::string>& failures, std::vector<std::string>& notes) {
+  SideSamples s;
+  for (const auto& picked : runs) {
+    auto r = db.load_run(picked.id, /*with_samples=*/true);
+    PLUMB_ASSERT(r.has_value(), "a selected run vanished from its store");
+    if (r->result.status != run::RunStatus::kOk) {
+      failures.push_back(fmt::format("run {} {}: {}", r->id, run::status_name(r->result.status),
+                                     r->result.message));
+      continue;
+    }
+    for (const auto& warning : r->result.warnings)
+      if (warning.rfind(run::kInjectDelayVariable, 0) == 0)
+        notes.push_back(fmt::format("run {} was slowed on purpose: {}", r->id, warning));
+    s.runs_step_s.push_back(r->result.samples_s);
+    s.units_per_step.push_back(r->result.units_per_step);
+  }
+  return s;
+}
+
+// The newest successful profile that measured exactly what `run` measured (same workload and
+// key fields; the same tag when the side filters on one).
+const store::StoredProfile* matching_profile(const std::vector<store::StoredProfile>& profiles,
+                                             const store::StoredRun& run,
+                                             const ComparisonSide& side) {
+  const store::StoredProfile* best = nullptr;
+  const KeyFields key = key_fields(run);
+  for (const auto& p : profiles) {
+    if (p.workload != run.workload || p.result.status != run::RunStatus::kOk) continue;
+    if (side.filters.count("tag") && p.tag != side.filters.at("tag")) continue;
+    if (key_fields(p) != key) continue;
+    if (best == nullptr || p.id > best->id) best = &p;
+  }
+  return best;
+}
+
+std::string unmatched_text(const std::vector<store::StoredRun>& runs) {
+  const auto& r = runs.front();
+  return fmt::format("{} {} {}", r.workload, r.mode, setting_text(r, {}));
+}
+
+std::string listing(const Groups& g) {
+  std::vector<std::string> names;
+  for (const auto& key : g.order) {
+    if (names.size() == 4) {
+      names.push_back(fmt::format("... ({} in all)", g.order.size()));
+      break;
+    }
+    names.push_back(unmatched_text(g.runs.at(key)));
+  }
+  return join(names, "; ");
+}
+
+void refuse_mismatched_explicit_runs(const ComparisonRequest& q, const LoadedSide& a,
+                                     const LoadedSide& b) {
+  if (q.a.run_ids.size() != 1 || q.b.run_ids.size() != 1) return;
+  const auto& ra = a.runs.front();
+  const auto& rb = b.runs.front();
+  if (ra.workload != rb.workload || ra.mode != rb.mode)
+    throw UsageError(fmt::format(
+        "run {} is {} {} but run {} is {} {}: compare runs of the same workload and mode", ra.id,
+        ra.workload, ra.mode, rb.id, rb.workload, rb.mode));
+}
+
+}  // namespace
+
+size_t Comparison::count(Verdict verdict) const {
+  return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [&](const ComparisonRow& r) {
+    return r.throughput.verdict == verdict;
+  }));
+}
+
+Comparison compare_sources(const ComparisonRequest& q) {
+  validate_comparison_options(q.statistics);
+  LoadedSide a = load_side(q.a, "A");
+  LoadedSide b = load_side(q.b, "B");
+  refuse_overlap(q, a, b);
+  refuse_mismatched_explicit_runs(q, a, b);
+  const std::set<std::string> ignored = ignored_fields(q, a, b);
+  const Groups groups_a = group_runs(a.runs, ignored);
+  const Groups groups_b = group_runs(b.runs, ignored);
+
+  Comparison c;
+  c.label_a = a.label;
+  c.label_b = b.label;
+  c.statistics = q.statistics;
+  c.ignored_fields = {ignored.begin(), ignored.end()};
+  std::vector<store::StoredRun> all_selected = a.runs;
+  all_selected.insert(all_selected.end(), b.runs.begin(), b.runs.end());
+  const auto profiles_a = a.store->load_profiles();
+  const auto profiles_b = b.store->load_profiles();
+  std::vector<platform::Environment> environments_a, environments_b;
+
+  for (const auto& key : groups_a.order) {
+    auto partner = groups_b.runs.find(key);
+    if (partner == groups_b.runs.end()) {
+      c.only_in_a.push_back(unmatched_text(groups_a.runs.at(key)));
+      continue;
+    }
+    // Runs given by id are all used; otherwise the newest per key unless --all-runs.
+    const auto runs_a = pick_runs(groups_a.runs.at(key), q.all_runs || !q.a.run_ids.empty());
+    const auto runs_b = pick_runs(partner->second, q.all_runs || !q.b.run_ids.empty());
+    ComparisonRow row;
+    row.workload = runs_a.front().workload;
+    row.mode = runs_a.front().mode;
+    row.setting =
+        setting_text(runs_a.front(), varying_fields(all_selected, row.workload, row.mode));
+    row.key_differences = key_differences(runs_a, runs_b);
+    for (const auto& r : runs_a) {
+      row.runs_a.push_back(r.id);
+      environments_a.push_back(r.environment);
+    }
+    for (const auto& r : runs_b) {
+      row.runs_b.push_back(r.id);
+      environments_b.push_back(r.environment);
+    }
+    row.throughput_unit = runs_a.front().result.throughput_unit;
+    std::vector<std::string> failures;
+    const SideSamples samples_a = side_samples(*a.store, runs_a, failures, c.notes);
+    const SideSamples samples_b = side_samples(*b.store, runs_b, failures, c.notes);
+    row.throughput = compare_throughput(samples_a, samples_b, q.statistics);
+    if (row.throughput.verdict == Verdict::kNotComparable && !failures.empty())
+      row.throughput.reason = join(failures, "; ");
+    const auto* profile_a = matching_profile(profiles_a, runs_a.front(), q.a);
+    const auto* profile_b = matching_profile(profiles_b, runs_b.front(), q.b);
+    if (profile_a != nullptr && profile_b != nullptr) {
+      row.profile_a = profile_a->id;
+      row.profile_b = profile_b->id;
+      row.categories = category_deltas(profile_a->result.profile, profile_b->result.profile);
+    }
+    c.rows.push_back(std::move(row));
+  }
+  for (const auto& key : groups_b.order)
+    if (!groups_a.runs.count(key)) c.only_in_b.push_back(unmatched_text(groups_b.runs.at(key)));
+
+  if (c.rows.empty())
+    throw UsageError(fmt::format(
+        "no workload setting is on both sides: A ({}) has {}; B ({}) has {}; use --ignore FIELD "
+        "to match runs that differ in FIELD",
+        a.label, listing(groups_a), b.label, listing(groups_b)));
+  c.environment = environment_fields(environments_a, environments_b);
+  // The same noisy condition on both sides is no "difference", but it still makes every
+  // verdict weaker: a busy machine moves throughput by several % from one run to the next.
+  for (const auto& f : c.environment)
+    if (f.field == "warnings" && (f.a != "none" || f.b != "none"))
+      c.notes.push_back(fmt::format(
+          "the runs were measured under noisy conditions (A: {}; B: {}); run-to-run differences "
+          "beyond the interval are likely: repeat on an idle machine",
+          f.a, f.b));
+
+  const bool single_runs = std::all_of(c.rows.begin(), c.rows.end(), [](const auto& r) {
+    return r.runs_a.size() == 1 && r.runs_b.size() == 1;
+  });
+  if (single_runs)
+    c.notes.push_back(
+        "one run per side: the interval covers the noise within each run, not between runs "
+        "(repeat runs with --tag and compare with --all-runs to include it)");
+  if (std::none_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.profile_a != 0; }) ||
+      std::none_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.profile_b != 0; }))
+    c.notes.push_back(
+        "per-category deltas need a stored profile of the same setting on both sides (plumb "
+        "profile WORKLOAD --db ...)");
+  return c;
+}
+
+}  // namespace plumb::analysis

@@ -1,0 +1,83 @@
+// Run-vs-run comparison statistics (plumb compare): the throughput ratio of side B over side A
+// with a bootstrap confidence interval from the stored step-time samples, and the verdict
+// (faster, slower, no significant difference). Pure functions over sample vectors, so the
+// rules are tested on synthetic data; selecting the samples from a store is
+// comparison_inputs.h's job.
+//
+// Method (docs/compare.md):
+// - Throughput of a run = units per step / mean step time (the mean, not the median: total
+//   work over total time is what a user gets). A side with several runs (replicates) has the
+//   mean of its runs' throughputs.
+// - Step times within a run are autocorrelated (thermal and frequency drift, allocator and
+//   cache state, background load come in bursts), so resampling single samples as if they
+//   were independent gives intervals that are too narrow. Each run is resampled with a
+//   circular block bootstrap (blocks of block_length() consecutive samples); when a side has
+//   several runs, the runs themselves are resampled first (a cluster bootstrap), so the
+//   between-run variation — usually larger than the within-run one — widens the interval.
+//   With one run per side the between-run variation cannot be measured: the tolerance covers
+//   it.
+// - The interval is the percentile bootstrap interval of the ratio; seeded, so the same inputs
+//   always give the same answer.
+// - Verdict: "slower" only when the whole interval lies below 1 / (1 + tolerance), "faster"
+//   only when it lies above 1 + tolerance; otherwise "no significant difference" (as
+//   criterion.rs does with its noise threshold). A noisy benchmark thus needs a larger
+//   difference to be called than a quiet one, and a significant but tiny difference on a very
+//   quiet benchmark is not called a regression. The band is symmetric in log space, so
+//   swapping A and B swaps "faster" and "slower" exactly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace plumb::analysis {
+
+struct ComparisonOptions {
+  double tolerance = 0.02;   // practical-equivalence band: ratios within [1/(1+t), 1+t]
+  double confidence = 0.95;  // of the bootstrap interval
+  size_t resamples = 2000;   // bootstrap replicates
+  uint64_t seed = 20180924;  // fixed: the same inputs give the same interval
+};
+
+// Throws UsageError when an option is out of range (tolerance in [0, 1), confidence in
+// (0, 1), at least 100 resamples).
+void validate_comparison_options(const ComparisonOptions& options);
+
+// The measurements of one side for one workload setting.
+struct SideSamples {
+  std::vector<std::vector<double>> runs_step_s;  // per run: every measured step time, seconds
+  std::vector<double> units_per_step;            // per run (images per batch ...)
+};
+
+enum class Verdict { kFaster, kSlower, kNoSignificantDifference, kNotComparable };
+// "faster", "slower", "no significant difference", "not comparable".
+const char* verdict_name(Verdict verdict);
+
+struct ThroughputComparison {
+  double throughput_a = 0, throughput_b = 0;  // units/s
+  double ratio = 0;                           // throughput_b / throughput_a (> 1: B faster)
+  double ci_low = 0, ci_high = 0;             // bootstrap interval of the ratio
+  size_t runs_a = 0, runs_b = 0;
+  size_t samples_a = 0, samples_b = 0;  // all runs together
+  double cv_a = 0, cv_b = 0;            // step-time CV, pooled over the side's samples
+  size_t block_a = 0, block_b = 0;      // bootstrap block length (largest over the side's runs)
+  Verdict verdict = Verdict::kNotComparable;
+  std::string reason;  // one line saying why this verdict
+};
+
+// Circular-block length for one run's samples: at least n^(1/3) (the rate that is optimal for
+// the variance of a mean, Hall, Horowitz & Jing 1995) and at least twice the lag after which
+// the sample autocorrelation stays insignificant (the first step of Politis & White's 2004
+// automatic selection, without their flat-top refinement); at most n / 2. 1 for n < 4.
+size_t block_length(const std::vector<double>& samples);
+
+// Verdict for a ratio interval and tolerance (see the top of this file).
+Verdict judge(double ci_low, double ci_high, double tolerance);
+
+// Compares B with A. A side without a run of at least two samples, or with a non-positive
+// unit count, is kNotComparable (reason says which); nothing else is rejected.
+ThroughputComparison compare_throughput(const SideSamples& a, const SideSamples& b,
+                                        const ComparisonOptions& options);
+
+}  // namespace plumb::analysis

@@ -1,0 +1,155 @@
+// End-to-end tests of plumb compare: the real binary on stores of synthetic runs (and one pair
+// of real runs with the injected-delay testing aid): verdicts, exit status for CI, the
+// environment listed first, the three ways of selecting sides, JSON, and bad usage (exit 2,
+// one actionable line, nothing on stdout).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+#include "stored_runs.h"
+
+namespace plumb {
+namespace {
+
+using testing::Cli;
+using testing::Result;
+using testing::store_synthetic_run;
+using testing::SyntheticRun;
+
+class CompareCli : public Cli {
+ protected:
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  int64_t store(const std::string& db, const SyntheticRun& s) {
+    return store_synthetic_run(*store::ResultsStore::open(db), s);
+  }
+  // Two runs of the same setting in db(); B's mean step time is `slowdown` times A's.
+  void store_pair(double slowdown, const std::string& cpu_b = "Test CPU @ 2.0GHz") {
+    SyntheticRun s;
+    s.tag = "a";
+    store(db(), s);
+    s.tag = "b";
+    s.seed = 2;
+    s.mean_s *= slowdown;
+    s.cpu_model = cpu_b;
+    store(db(), s);
+  }
+};
+
+TEST_F(CompareCli, IdenticalRunsExitZero) {
+  store_pair(1.0);
+  Result r = plumb("compare --db " + db() + " 1 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("no significant difference"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("environment: no differences"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareCli, ClearSlowdownExitsOneWithEnvironmentFirst) {
+  store_pair(1.15, "Slower CPU");
+  Result r = plumb("compare --db " + db() + " 1 2");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const size_t environment = r.out.find("environment differences");
+  const size_t results = r.out.find("throughput A");
+  ASSERT_NE(environment, std::string::npos) << r.out;
+  ASSERT_NE(results, std::string::npos) << r.out;
+  EXPECT_LT(environment, results) << r.out;
+  EXPECT_NE(r.out.find("Slower CPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slower"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit 1"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareCli, JsonDocument) {
+  store_pair(1.15, "Slower CPU");
+  Result r = plumb("compare --db " + db() + " --tag a --tag b --json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // stdout is exactly one document
+  EXPECT_EQ(j["a"], "tag=a in plumb.db");
+  EXPECT_EQ(j["summary"]["slower"], 1);
+  EXPECT_EQ(j["summary"]["slowdown_found"], true);
+  const auto& row = j["comparisons"][0];
+  EXPECT_EQ(row["verdict"], "slower");
+  EXPECT_NEAR(row["ratio"].get<double>(), 1 / 1.15, 0.02);
+  EXPECT_LT(row["ci_high"].get<double>(), 1 / 1.02);
+  EXPECT_EQ(row["runs_a"], nlohmann::json::array({1}));
+  bool cpu_differs = false;
+  for (const auto& f : j["environment"])
+    if (f["field"] == "cpu_model") cpu_differs = f["differs"].get<bool>();
+  EXPECT_TRUE(cpu_differs);
+  EXPECT_EQ(j["method"]["tolerance"], 0.02);
+}
+
+TEST_F(CompareCli, ToleranceDecidesASmallDifference) {
+  store_pair(1.03);  // 3% slower, quiet samples
+  EXPECT_EQ(plumb("compare --db " + db() + " 1 2").code, 1);
+  Result wide = plumb("compare --db " + db() + " 1 2 --tolerance 0.05");
+  EXPECT_EQ(wide.code, 0) << wide.out;
+  EXPECT_NE(wide.out.find("no significant difference"), std::string::npos) << wide.out;
+}
+
+TEST_F(CompareCli, TwoDatabasesAndWhereFilters) {
+  SyntheticRun s;
+  store(file("a.db"), s);
+  s.seed = 3;
+  store(file("b.db"), s);
+  Result dbs = plumb("compare " + file("a.db") + " " + file("b.db"));
+  EXPECT_EQ(dbs.code, 0) << dbs.err;
+  EXPECT_NE(dbs.out.find("A = a.db"), std::string::npos) << dbs.out;
+
+  s.threads = 4;
+  s.mean_s = 0.004;
+  store(file("a.db"), s);
+  Result threads = plumb("compare --db " + file("a.db") +
+                         " --where-a threads=1 --where-b "
+                         "threads=4");
+  EXPECT_EQ(threads.code, 0) << threads.err;
+  EXPECT_NE(threads.out.find("faster"), std::string::npos) << threads.out;
+  EXPECT_NE(threads.out.find("threads: 1 -> 4"), std::string::npos) << threads.out;
+}
+
+TEST_F(CompareCli, BadUsageExitsTwoWithOneLine) {
+  store_pair(1.0);
+  std::ofstream(file("junk.db")) << "not a database";
+  SyntheticRun elsewhere;
+  elsewhere.workload = "fake/elsewhere";
+  store(file("other.db"), elsewhere);
+  const std::string in = " --db " + db();
+  expect_usage_error("compare" + in + " 1 99", "run 99 is not in");
+  expect_usage_error("compare" + in + " 1 1", "both select run 1");
+  expect_usage_error("compare" + in + " --tag a --tag a", "both select run 1");
+  expect_usage_error("compare " + db() + " " + file("other.db"), "no workload setting");
+  expect_usage_error("compare " + db() + " " + file("junk.db"), "junk.db");
+  expect_usage_error("compare " + db() + " " + file("missing.db"), "missing.db");
+  expect_usage_error("compare" + in + " 1", "two run ids");
+  expect_usage_error("compare" + in + " 1 " + file("other.db"), "not one of each");
+  expect_usage_error("compare" + in, "nothing to compare");
+  expect_usage_error("compare" + in + " --tag a --tag nope", "selects no runs");
+  expect_usage_error("compare" + in + " 1 2 --tolerance 2", "--tolerance");
+  expect_usage_error("compare" + in + " --where-a threads --where-b threads=2", "FIELD=VALUE");
+}
+
+TEST_F(CompareCli, InjectedDelayIsDetectedAndNeverSilent) {
+  const std::string run = quick_run_args() + " --db " + db();
+  ASSERT_EQ(plumb(run).code, 0);
+  // The child plumb inherits the variable.
+  ASSERT_EQ(setenv("PLUMB_INJECT_STEP_DELAY_MS", "2", 1), 0);
+  Result delayed = plumb(run);
+  ASSERT_EQ(setenv("PLUMB_INJECT_STEP_DELAY_MS", "soon", 1), 0);
+  Result malformed = plumb(run);
+  unsetenv("PLUMB_INJECT_STEP_DELAY_MS");
+  ASSERT_EQ(delayed.code, 0) << delayed.err;
+  EXPECT_NE(delayed.err.find("testing aid"), std::string::npos) << delayed.err;
+  EXPECT_EQ(malformed.code, 2) << malformed.err;
+  EXPECT_NE(malformed.err.find("PLUMB_INJECT_STEP_DELAY_MS=soon"), std::string::npos)
+      << malformed.err;
+  Result r = plumb("compare --db " + db() + " 1 2");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("run 2 was slowed on purpose"), std::string::npos) << r.out;
+  Result exported = plumb("export --db " + db());
+  EXPECT_NE(exported.out.find("PLUMB_INJECT_STEP_DELAY_MS adds 2 ms"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plumb

@@ -1,0 +1,432 @@
+// Tests of plumb compare's logic: the bootstrap ratio interval and verdict on synthetic sample
+// vectors (identical, clearly slower, tiny but significant, noisy, autocorrelated, replicated),
+// environment and per-category differences, and selecting/matching runs from stores.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "plumb/analysis/comparison_inputs.h"
+#include "plumb/core/errors.h"
+#include "stored_runs.h"
+
+namespace plumb::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::noisy_samples;
+using testing::store_synthetic_run;
+using testing::SyntheticRun;
+
+SideSamples one_run(std::vector<double> xs, double units = 8) {
+  return {{std::move(xs)}, {units}};
+}
+
+// AR(1) step times: x_t = mean + phi (x_{t-1} - mean) + noise, strongly autocorrelated for phi
+// near 1 (what drifting clocks and background load produce).
+std::vector<double> ar1_samples(double mean, double sigma, double phi, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, sigma);
+  std::vector<double> xs(n);
+  double deviation = 0;
+  for (double& x : xs) {
+    deviation = phi * deviation + noise(rng);
+    x = mean + deviation;
+  }
+  return xs;
+}
+
+TEST(RunComparison, IdenticalSamplesGiveNoSignificantDifference) {
+  const auto xs = noisy_samples(0.01, 0.03, 300, 7);
+  const auto c = compare_throughput(one_run(xs), one_run(xs), {});
+  EXPECT_DOUBLE_EQ(c.ratio, 1.0);
+  EXPECT_LT(c.ci_low, 1.0);
+  EXPECT_GT(c.ci_high, 1.0);
+  EXPECT_EQ(c.verdict, Verdict::kNoSignificantDifference);
+  EXPECT_EQ(c.samples_a, 300u);
+}
+
+TEST(RunComparison, ClearSlowdownIsSlower) {
+  const auto c = compare_throughput(one_run(noisy_samples(0.010, 0.02, 200, 1)),
+                                    one_run(noisy_samples(0.011, 0.02, 200, 2)), {});
+  EXPECT_NEAR(c.ratio, 1 / 1.1, 0.01);
+  EXPECT_LT(c.ci_high, 1 / 1.02);
+  EXPECT_LT(c.ci_low, c.ratio);
+  EXPECT_GT(c.ci_high, c.ratio);
+  EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
+}
+
+TEST(RunComparison, SwappingSidesSwapsTheVerdict) {
+  const auto slow = one_run(noisy_samples(0.011, 0.02, 200, 2));
+  const auto fast = one_run(noisy_samples(0.010, 0.02, 200, 1));
+  const auto c = compare_throughput(slow, fast, {});
+  EXPECT_EQ(c.verdict, Verdict::kFaster) << c.reason;
+  EXPECT_NEAR(c.ratio, 1.1, 0.015);
+  EXPECT_GT(c.ci_low, 1.02);
+}
+
+TEST(RunComparison, TinySignificantDifferenceWithinToleranceIsNotCalled) {
+  // A very quiet benchmark, 0.5% slower: significant, but far below the 2% tolerance.
+  const auto a = one_run(noisy_samples(0.010, 0.001, 500, 3));
+  const auto b = one_run(noisy_samples(0.01005, 0.001, 500, 4));
+  const auto c = compare_throughput(a, b, {});
+  EXPECT_LT(c.ci_high, 1.0) << "the difference should be statistically significant";
+  EXPECT_EQ(c.verdict, Verdict::kNoSignificantDifference) << c.reason;
+  EXPECT_NE(c.reason.find("tolerance"), std::string::npos) << c.reason;
+  // Without a tolerance the same data is a slowdown: the tolerance is what protects it.
+  ComparisonOptions strict;
+  strict.tolerance = 0;
+  EXPECT_EQ(compare_throughput(a, b, strict).verdict, Verdict::kSlower);
+}
+
+// B = A's samples in another order, each 6% longer: the sample means differ by exactly 6%.
+SideSamples shifted(const std::vector<double>& xs, double factor) {
+  std::vector<double> ys = xs;
+  std::shuffle(ys.begin(), ys.end(), std::mt19937_64(77));
+  for (double& y : ys) y *= factor;
+  return one_run(ys);
+}
+
+TEST(RunComparison, NoisyModerateShiftIsNotCalled) {
+  // 30% CV and 20 samples: a 6% shift is within this benchmark's own noise.
+  const auto noisy = noisy_samples(0.010, 0.30, 20, 5);
+  const auto c = compare_throughput(one_run(noisy), shifted(noisy, 1.06), {});
+  EXPECT_NEAR(c.ratio, 1 / 1.06, 1e-9);
+  EXPECT_EQ(c.verdict, Verdict::kNoSignificantDifference) << c.reason;
+  EXPECT_GT(c.ci_high - c.ci_low, 0.1);
+  // The same shift on a quiet benchmark is called: the verdict follows each benchmark's noise.
+  const auto quiet = noisy_samples(0.010, 0.01, 200, 5);
+  const auto q = compare_throughput(one_run(quiet), shifted(quiet, 1.06), {});
+  EXPECT_EQ(q.verdict, Verdict::kSlower) << q.reason;
+}
+
+TEST(RunComparison, SameSeedSameIntervalDifferentSeedDifferentInterval) {
+  const auto a = one_run(noisy_samples(0.010, 0.05, 100, 8));
+  const auto b = one_run(noisy_samples(0.010, 0.05, 100, 9));
+  const auto first = compare_throughput(a, b, {});
+  const auto second = compare_throughput(a, b, {});
+  EXPECT_EQ(first.ci_low, second.ci_low);
+  EXPECT_EQ(first.ci_high, second.ci_high);
+  ComparisonOptions other;
+  other.seed = 99;
+  EXPECT_NE(compare_throughput(a, b, other).ci_low, first.ci_low);
+}
+
+TEST(RunComparison, BlockLengthFollowsAutocorrelation) {
+  EXPECT_EQ(block_length({1, 2, 3}), 1u);
+  EXPECT_EQ(block_length(std::vector<double>(1000, 0.01)), 10u);  // constant: n^(1/3)
+  EXPECT_EQ(block_length(noisy_samples(0.01, 0.02, 1000, 10)), 10u);
+  EXPECT_GT(block_length(ar1_samples(0.01, 0.0002, 0.95, 1000, 11)), 20u);
+}
+
+TEST(RunComparison, AutocorrelatedSamplesGetAWiderInterval) {
+  // The same values, once in their drifting order and once shuffled: a bootstrap that treated
+  // the samples as independent would give both the same interval.
+  const auto drifting = ar1_samples(0.01, 0.0002, 0.95, 600, 12);
+  auto shuffled = drifting;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(13));
+  const auto reference = one_run(noisy_samples(0.01, 0.001, 600, 14));
+  const auto in_order = compare_throughput(reference, one_run(drifting), {});
+  const auto independent = compare_throughput(reference, one_run(shuffled), {});
+  EXPECT_GT(in_order.ci_high - in_order.ci_low, 2 * (independent.ci_high - independent.ci_low));
+}
+
+TEST(RunComparison, ReplicateRunsBringBetweenRunVariation) {
+  // Each run is quiet, but the runs of a side disagree by +-6%: a 3% shift is not significant.
+  SideSamples a, b;
+  const double run_means[] = {0.0100, 0.0106, 0.0094};
+  for (int r = 0; r < 3; ++r) {
+    a.runs_step_s.push_back(noisy_samples(run_means[r], 0.005, 200, 20 + r));
+    b.runs_step_s.push_back(noisy_samples(1.03 * run_means[(r + 1) % 3], 0.005, 200, 30 + r));
+    a.units_per_step.push_back(8);
+    b.units_per_step.push_back(8);
+  }
+  const auto c = compare_throughput(a, b, {});
+  EXPECT_EQ(c.runs_a, 3u);
+  EXPECT_EQ(c.verdict, Verdict::kNoSignificantDifference) << c.reason;
+  EXPECT_GT(c.ci_high - c.ci_low, 0.05);
+}
+
+TEST(RunComparison, TooFewSamplesIsNotComparable) {
+  const auto c = compare_throughput(one_run({0.01}), one_run(noisy_samples(0.01, 0.01, 50, 1)), {});
+  EXPECT_EQ(c.verdict, Verdict::kNotComparable);
+  EXPECT_NE(c.reason.find("side A"), std::string::npos) << c.reason;
+  EXPECT_EQ(compare_throughput(one_run({0.01, 0.01}), SideSamples{}, {}).verdict,
+            Verdict::kNotComparable);
+}
+
+TEST(RunComparison, JudgeUsesTheWholeIntervalAndALogSymmetricBand) {
+  EXPECT_EQ(judge(0.95, 0.979, 0.02), Verdict::kSlower);
+  EXPECT_EQ(judge(0.95, 0.985, 0.02), Verdict::kNoSignificantDifference);
+  EXPECT_EQ(judge(1.021, 1.05, 0.02), Verdict::kFaster);
+  EXPECT_EQ(judge(1.019, 1.05, 0.02), Verdict::kNoSignificantDifference);
+  EXPECT_EQ(judge(0.99, 1.01, 0), Verdict::kNoSignificantDifference);
+}
+
+TEST(RunComparison, OptionsAreValidated) {
+  ComparisonOptions o;
+  o.tolerance = -0.1;
+  EXPECT_THROW(validate_comparison_options(o), UsageError);
+  o = {};
+  o.confidence = 1;
+  EXPECT_THROW(validate_comparison_options(o), UsageError);
+  o = {};
+  o.resamples = 10;
+  EXPECT_THROW(validate_comparison_options(o), UsageError);
+}
+
+TEST(ComparisonContext, EnvironmentFieldsFlagWhatDiffers) {
+  SyntheticRun s;
+  auto env_a = testing::synthetic_environment(s);
+  auto env_b = env_a;
+  env_b.load_average_1m = env_a.load_average_1m + 0.3;  // within kLoadAverageTolerance
+  for (const auto& f : environment_fields({env_a}, {env_b})) EXPECT_FALSE(f.differs) << f.field;
+  env_b.cpu_model = "Other CPU";
+  env_b.libtorch_version = "2.1.0";
+  env_b.load_average_1m = 3.5;
+  std::vector<std::string> differing;
+  for (const auto& f : environment_fields({env_a}, {env_b}))
+    if (f.differs) differing.push_back(f.field);
+  EXPECT_EQ(differing, (std::vector<std::string>{"cpu_model", "libtorch_version",
+                                                 "load_average_1m (highest at a run's start)"}));
+  // A side whose runs disagree lists both values.
+  const auto fields = environment_fields({env_a, env_b}, {env_a});
+  auto cpu = std::find_if(fields.begin(), fields.end(),
+                          [](const auto& f) { return f.field == "cpu_model"; });
+  ASSERT_NE(cpu, fields.end());
+  EXPECT_EQ(cpu->a, s.cpu_model + " | Other CPU");
+  EXPECT_TRUE(cpu->differs);
+}
+
+profile::OpStat op(const std::string& category, double self_s) {
+  profile::OpStat o;
+  o.name = "aten::" + category;
+  o.scope = "forward";
+  o.category = category;
+  o.kind = profile::kCosted;
+  o.self_s = self_s;
+  return o;
+}
+
+TEST(ComparisonContext, CategoryDeltasExplainTheStepDelta) {
+  profile::StepProfile a, b;
+  a.ops = {op("MatMul", 0.006), op("Elementwise", 0.002)};
+  a.step_s = 0.010;  // 2 ms outside operators
+  b.ops = {op("MatMul", 0.009), op("Elementwise", 0.002), op("Conv", 0.0005)};
+  b.step_s = 0.014;  // 2.5 ms outside operators
+  const auto deltas = category_deltas(a, b);
+  ASSERT_EQ(deltas.size(), 4u);
+  EXPECT_EQ(deltas[0].category, "MatMul");
+  EXPECT_NEAR(deltas[0].delta_s, 0.003, 1e-12);
+  EXPECT_NEAR(deltas[0].share_of_delta, 0.75, 1e-9);
+  double share_sum = 0;
+  for (const auto& d : deltas) share_sum += d.share_of_delta;
+  EXPECT_NEAR(share_sum, 1.0, 1e-9);
+  auto outside = std::find_if(deltas.begin(), deltas.end(),
+                              [](const auto& d) { return d.category == kOutsideOperators; });
+  ASSERT_NE(outside, deltas.end());
+  EXPECT_NEAR(outside->delta_s, 0.0005, 1e-12);
+}
+
+// Stores in a fresh directory.
+class CompareSources : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "plumb_compare_test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  int64_t store(const std::string& db, const SyntheticRun& s) {
+    return store_synthetic_run(*store::ResultsStore::open(path(db)), s);
+  }
+  ComparisonRequest request(const std::string& db_a, const std::string& db_b) const {
+    ComparisonRequest q;
+    q.a.db = path(db_a);
+    q.b.db = path(db_b);
+    return q;
+  }
+  // Tag "old" of p.db against tag "new".
+  ComparisonRequest old_vs_new() const {
+    auto q = request("p.db", "p.db");
+    q.a.filters["tag"] = "old";
+    q.b.filters["tag"] = "new";
+    return q;
+  }
+  fs::path dir_;
+};
+
+TEST_F(CompareSources, RunIdsCompareTheGivenRuns) {
+  SyntheticRun s;
+  const int64_t a = store("p.db", s);
+  s.mean_s *= 1.10;
+  s.seed = 2;
+  s.threads = 2;  // explicit runs may differ in anything but workload and mode
+  const int64_t b = store("p.db", s);
+  auto q = request("p.db", "p.db");
+  q.a.run_ids = {a};
+  q.b.run_ids = {b};
+  const Comparison c = compare_sources(q);
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].throughput.verdict, Verdict::kSlower);
+  EXPECT_TRUE(c.slowdown_found());
+  EXPECT_EQ(c.rows[0].key_differences, (std::vector<std::string>{"threads: 1 -> 2"}));
+  EXPECT_EQ(c.label_a, "run 1 of p.db");
+}
+
+TEST_F(CompareSources, TwoDatabasesUseTheNewestRunPerSettingAndListUnmatched) {
+  SyntheticRun s;
+  store("a.db", s);
+  s.seed = 3;
+  const int64_t newest = store("a.db", s);
+  SyntheticRun only_a = s;
+  only_a.workload = "fake/only_a";
+  store("a.db", only_a);
+  s.seed = 4;
+  store("b.db", s);
+  SyntheticRun other_batch = s;
+  other_batch.batch = 16;
+  store("b.db", other_batch);
+  const Comparison c = compare_sources(request("a.db", "b.db"));
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].runs_a, (std::vector<int64_t>{newest}));
+  EXPECT_EQ(c.rows[0].throughput.verdict, Verdict::kNoSignificantDifference);
+  EXPECT_FALSE(c.slowdown_found());
+  EXPECT_EQ(c.only_in_a, (std::vector<std::string>{"fake/only_a train batch=8 threads=1"}));
+  EXPECT_EQ(c.only_in_b, (std::vector<std::string>{"fake/mlp train batch=16 threads=1"}));
+  // Every run of a setting as replicates.
+  auto all = request("a.db", "b.db");
+  all.all_runs = true;
+  EXPECT_EQ(compare_sources(all).rows[0].runs_a.size(), 2u);
+}
+
+TEST_F(CompareSources, TagsSelectGroupsAndEnvironmentDifferencesAreListed) {
+  SyntheticRun s;
+  s.tag = "old";
+  store("p.db", s);
+  s.tag = "new";
+  s.seed = 5;
+  s.cpu_model = "Faster CPU";
+  s.mean_s = 0.008;
+  store("p.db", s);
+  const Comparison c = compare_sources(old_vs_new());
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].throughput.verdict, Verdict::kFaster);
+  auto cpu = std::find_if(c.environment.begin(), c.environment.end(),
+                          [](const auto& f) { return f.field == "cpu_model"; });
+  ASSERT_NE(cpu, c.environment.end());
+  EXPECT_TRUE(cpu->differs);
+  EXPECT_EQ(cpu->b, "Faster CPU");
+  // The JSON lists the environment before the comparisons.
+  const auto j = comparison_json(c);
+  std::vector<std::string> keys;
+  for (const auto& item : j.items()) keys.push_back(item.key());
+  EXPECT_LT(std::find(keys.begin(), keys.end(), "environment"),
+            std::find(keys.begin(), keys.end(), "comparisons"));
+  EXPECT_EQ(j["comparisons"][0]["verdict"], "faster");
+}
+
+TEST_F(CompareSources, NoisyConditionsOnBothSidesAreNoted) {
+  SyntheticRun s;
+  s.tag = "old";
+  s.warning = "load average 4.90 on 2 cores at start: other processes compete for the CPU";
+  store("p.db", s);
+  s.tag = "new";
+  s.warning = "load average 4.80 on 2 cores at start: other processes compete for the CPU";
+  store("p.db", s);
+  const Comparison c = compare_sources(old_vs_new());
+  auto warnings = std::find_if(c.environment.begin(), c.environment.end(),
+                               [](const auto& f) { return f.field == "warnings"; });
+  ASSERT_NE(warnings, c.environment.end());
+  EXPECT_FALSE(warnings->differs);  // the same condition with other figures
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& note) {
+    return note.find("noisy conditions") != std::string::npos;
+  }));
+}
+
+TEST_F(CompareSources, FiltersThatDifferMatchOtherwiseEqualSettings) {
+  SyntheticRun s;
+  for (int threads : {1, 4}) {
+    s.threads = threads;
+    s.seed = static_cast<uint64_t>(threads);
+    for (const char* workload : {"fake/mlp", "fake/cnn"}) {
+      s.workload = workload;
+      store("p.db", s);
+    }
+  }
+  auto q = request("p.db", "p.db");
+  q.a.filters["threads"] = "1";
+  q.b.filters["threads"] = "4";
+  const Comparison c = compare_sources(q);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.ignored_fields, (std::vector<std::string>{"threads"}));
+  EXPECT_EQ(c.rows[0].key_differences, (std::vector<std::string>{"threads: 1 -> 4"}));
+  // Without the filters the same runs only match with --ignore threads (and then both sides
+  // are the same runs, which is refused).
+  auto ignore = request("p.db", "p.db");
+  ignore.ignore = {"threads"};
+  EXPECT_THROW(compare_sources(ignore), UsageError);
+}
+
+TEST_F(CompareSources, ProfilesOnBothSidesGiveCategoryDeltas) {
+  SyntheticRun s;
+  s.tag = "old";
+  store("p.db", s);
+  s.tag = "new";
+  store("p.db", s);
+  auto db = store::ResultsStore::open(path("p.db"));
+  for (const char* tag : {"old", "new"}) {
+    profile::ProfileResult p;
+    p.profile.ops = {op("MatMul", std::string(tag) == "old" ? 0.006 : 0.008)};
+    p.profile.step_s = std::string(tag) == "old" ? 0.01 : 0.012;
+    p.profile.steps = 3;
+    s.tag = tag;
+    db->save_profile(testing::synthetic_options(s), p, testing::synthetic_environment(s), "g", tag);
+  }
+  const Comparison c = compare_sources(old_vs_new());
+  ASSERT_EQ(c.rows.size(), 1u);
+  ASSERT_FALSE(c.rows[0].categories.empty());
+  EXPECT_EQ(c.rows[0].categories[0].category, "MatMul");
+  EXPECT_NEAR(c.rows[0].categories[0].delta_s, 0.002, 1e-12);
+}
+
+TEST_F(CompareSources, BadInputIsAUsageErrorNamingTheFix) {
+  SyntheticRun s;
+  store("p.db", s);
+  SyntheticRun other = s;
+  other.workload = "fake/other";
+  store("p.db", other);
+  auto expect_error = [](const ComparisonRequest& q, const std::string& needle) {
+    try {
+      compare_sources(q);
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto unknown = request("p.db", "p.db");
+  unknown.a.run_ids = {1};
+  unknown.b.run_ids = {42};
+  expect_error(unknown, "run 42 is not in");
+  auto same = request("p.db", "p.db");
+  expect_error(same, "both select run 1");
+  auto different = request("p.db", "p.db");
+  different.a.run_ids = {1};
+  different.b.run_ids = {2};
+  expect_error(different, "compare runs of the same workload and mode");
+  other.workload = "fake/elsewhere";
+  store("q.db", other);
+  expect_error(request("p.db", "q.db"), "no workload setting is on both sides");
+  auto no_tag = request("p.db", "p.db");
+  no_tag.a.filters["tag"] = "nope";
+  expect_error(no_tag, "selects no runs");
+  std::ofstream(path("junk.db")) << "not a database";
+  expect_error(request("p.db", "junk.db"), "junk.db");
+  expect_error(request("p.db", "missing.db"), "missing.db");
+}
+
+}  // namespace
+}  // namespace plumb::analysis
