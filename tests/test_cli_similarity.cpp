@@ -57,10 +57,8 @@ TEST_F(SimilarityCli, HumanOutputShowsMatrixMergesTreeAndClusters) {
 }
 
 TEST_F(SimilarityCli, RealProfilesOfATinyWorkload) {
-  Result p = plumb(
-      "profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4 --threads 1 "
-      "--steps 1 --max-warmup-time 1 --db " +
-      db());
+  Result p =
+      plumb(quick_profile_args() + " --threads 1 --steps 1 --max-warmup-time 1 --db " + db());
   ASSERT_EQ(p.code, 0) << p.err;
   Result r = plumb("analyze similarity --db " + db() + " --by op --json");
   ASSERT_EQ(r.code, 0) << r.err;
