@@ -24,21 +24,29 @@ std::string dendrogram_text(const analysis::Dendrogram& dendrogram, int width) {
     row[n + i] = (row[m.left] + row[m.right]) / 2;
     parent[m.left] = parent[m.right] = n + i;
   }
+  // Column of each node: its height on the axis, but at least two right of a child merge, so
+  // that merges closer than a column apart still show which joins which.
   const double top = height[nodes - 1];
-  auto column = [&](int node) {
-    return top > 0 ? static_cast<int>(std::lround(height[node] / top * (width - 1))) : 0;
-  };
+  std::vector<int> col(nodes, 0);
+  for (int i = 0; i + 1 < n; ++i) {
+    const auto& m = dendrogram.merges[i];
+    int c = top > 0 ? static_cast<int>(std::lround(height[n + i] / top * (width - 1))) : 0;
+    for (int child : {m.left, m.right})
+      if (child >= n) c = std::max(c, col[child] + 2);
+    col[n + i] = c;
+  }
+  width = std::max(width, col[nodes - 1] + 1);
 
   std::vector<std::string> grid(2 * n - 1, std::string(width, ' '));
   for (int node = 0; node < nodes; ++node) {
     if (parent[node] < 0) continue;
-    const int from = node < n ? 0 : column(node) + 1;  // a merge's own column is its junction
-    if (node >= n) grid[row[node]][column(node)] = '+';
-    for (int c = from; c < column(parent[node]); ++c) grid[row[node]][c] = '-';
+    const int from = node < n ? 0 : col[node] + 1;  // a merge's own column is its junction
+    if (node >= n) grid[row[node]][col[node]] = '+';
+    for (int c = from; c < col[parent[node]]; ++c) grid[row[node]][c] = '-';
   }
   for (int i = 0; i + 1 < n; ++i) {
     const auto& m = dendrogram.merges[i];
-    const int c = column(n + i);
+    const int c = col[n + i];
     for (int r = row[m.left] + 1; r < row[m.right]; ++r)
       if (grid[r][c] == ' ') grid[r][c] = '|';
     grid[row[m.left]][c] = grid[row[m.right]][c] = '+';
@@ -55,7 +63,7 @@ std::string dendrogram_text(const analysis::Dendrogram& dendrogram, int width) {
   }
   const std::string right = fmt::format("{:.3f}", top);
   out += fmt::format("{:<{}} 0{:>{}}  (cosine distance, {} linkage)\n", "", label_width, right,
-                     std::max(width - 1, static_cast<int>(right.size())),
+                     std::max(col[nodes - 1], static_cast<int>(right.size())),
                      analysis::linkage_name(dendrogram.linkage));
   return out;
 }

@@ -10,7 +10,8 @@ namespace plumb::cli {
 
 // One line per leaf and one between leaves, then an axis line; `width` columns for the tree.
 // An inversion (a centroid-linkage merge below one of its children) is drawn at its child's
-// height so that lines never cross; the merge list keeps the true heights.
+// height so that lines never cross, and a merge is drawn at least two columns right of a merge
+// it contains (so near-equal heights stay apart); the merge list keeps the true heights.
 std::string dendrogram_text(const analysis::Dendrogram& dendrogram, int width = 48);
 
 }  // namespace plumb::cli
