@@ -3,23 +3,36 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plumb/store/results_store.h"
 
 namespace plumb::testing {
 
+// Constructors rather than aggregates: brace-initialising only some members of an aggregate
+// warns under -Wextra.
 struct FakeOp {
+  FakeOp(std::string name_, std::string category_, double self_s_, std::string scope_ = "forward")
+      : name(std::move(name_)),
+        category(std::move(category_)),
+        self_s(self_s_),
+        scope(std::move(scope_)) {}
   std::string name;
   std::string category;
   double self_s;
-  std::string scope = "forward";
+  std::string scope;
 };
 
 struct FakeProfile {
+  FakeProfile(std::string workload_, std::string mode_, int threads_, std::vector<FakeOp> ops_)
+      : workload(std::move(workload_)),
+        mode(std::move(mode_)),
+        threads(threads_),
+        ops(std::move(ops_)) {}
   std::string workload;
-  std::string mode = "train";
-  int threads = 1;
+  std::string mode;
+  int threads;
   std::vector<FakeOp> ops;
   std::string tag;
   std::string group = "g";

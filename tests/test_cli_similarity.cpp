@@ -51,7 +51,7 @@ TEST_F(SimilarityCli, HumanOutputShowsMatrixMergesTreeAndClusters) {
   save_three();
   Result r = plumb("analyze similarity --db " + db() + " --linkage average --clusters 2");
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* needle : {"cosine distance", "1 autoenc train", "average linkage", "(merge 1)",
+  for (const char* needle : {"cosine distance", "#1 autoenc train", "average linkage", "(merge 1)",
                              "2 flat clusters", "resnet50 train, vgg train"})
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
 }

@@ -44,10 +44,11 @@ void print_distances(const analysis::FeatureVectors& v, const std::vector<std::v
   const size_t n = v.labels.size();
   if (n <= kMaxMatrixItems) {
     std::vector<std::string> header = {"cosine distance"};
-    for (size_t j = 0; j < n; ++j) header.push_back(std::to_string(j + 1));
+    // "#3", not "3": a label must not start with a digit or the table right-aligns it.
+    for (size_t j = 0; j < n; ++j) header.push_back(fmt::format("#{}", j + 1));
     Table t(header);
     for (size_t i = 0; i < n; ++i) {
-      std::vector<std::string> row = {fmt::format("{} {}", i + 1, v.labels[i])};
+      std::vector<std::string> row = {fmt::format("#{} {}", i + 1, v.labels[i])};
       for (size_t j = 0; j < n; ++j) row.push_back(distance_text(d[i][j]));
       t.add_row(row);
     }
