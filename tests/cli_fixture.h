@@ -52,6 +52,11 @@ class Cli : public ::testing::Test {
            "--max-time 2 --min-samples 5 --target-ci 0.5";
   }
 
+  // The same tiny autoenc profiled in both modes; callers add threads, steps and budgets.
+  static std::string quick_profile_args() {
+    return "profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4";
+  }
+
   void expect_usage_error(const std::string& args, const std::string& needle) {
     Result r = plumb(args);
     EXPECT_EQ(r.code, 2) << args << "\nstderr: " << r.err;

@@ -200,10 +200,8 @@ TEST_F(Cli, ExportCsvAndJson) {
 }
 
 TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
-  Result r = plumb(
-      "profile autoenc --mode train,infer --batch 8 --set hidden=16 --set latent=4 "
-      "--threads 1,2 --steps 2 --max-warmup-time 3 --json --db " +
-      db());
+  Result r = plumb(quick_profile_args() +
+                   " --threads 1,2 --steps 2 --max-warmup-time 3 --json --db " + db());
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["passes"].size(), 4u);  // 2 modes x 2 thread counts

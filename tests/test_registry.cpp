@@ -87,6 +87,22 @@ TEST(Registry, DefaultRegistryHasTheFirstThreeWorkloads) {
   }
 }
 
+TEST(Registry, SuiteConfigIsTheSmallBatchWithTheSuiteReductions) {
+  Workload w = fake("alpha", {"s1"});
+  w.info.small_batch = 2;
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 4, "batch").add_int("frames", 100, "frames");
+    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
+    return c;
+  };
+  w.info.suite_settings = {"frames=10"};
+  const Config c = suite_config(w);
+  EXPECT_EQ(c.get_int("batch"), 2);
+  EXPECT_EQ(c.get_int("frames"), 10);
+  EXPECT_EQ(w.default_config().get_int("frames"), 100);
+}
+
 TEST(Config, TypedOverridesAndValidation) {
   Config c;
   c.add_int("batch", 8, "b").add_double("lr", 0.1, "l").add_bool("flag", false, "f");

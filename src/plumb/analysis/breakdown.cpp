@@ -49,8 +49,10 @@ std::vector<std::pair<std::string, double>> time_by_op_name(const profile::StepP
   return items;
 }
 
-// Share of operator self time per category; uncosted rows stay in their own category here
-// because the question is "what kind of work", not "what work do we know the cost of".
+}  // namespace
+
+// Uncosted rows stay in their own category here because the question is "what kind of work",
+// not "what work do we know the cost of".
 std::map<std::string, double> category_shares(const profile::StepProfile& profile) {
   std::map<std::string, double> time;
   double total = 0;
@@ -62,7 +64,14 @@ std::map<std::string, double> category_shares(const profile::StepProfile& profil
   return time;
 }
 
-}  // namespace
+std::map<std::string, double> op_type_shares(const profile::StepProfile& profile) {
+  const auto items = time_by_op_name(profile, /*uncosted_only=*/false);
+  double total = 0;
+  for (const auto& item : items) total += item.second;
+  std::map<std::string, double> shares;
+  for (const auto& [name, t] : items) shares[name] = ratio_or_zero(t, total);
+  return shares;
+}
 
 // The row an operator statistic belongs to. In op view forward and backward calls of the
 // same operator stay apart, because users ask "what does the backward pass of X cost".

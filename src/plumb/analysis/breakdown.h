@@ -47,6 +47,14 @@ struct Breakdown {
 // reported as its own row named "uncosted" (its time is not also counted in another row).
 Breakdown breakdown(const profile::StepProfile& profile, GroupBy by);
 
+// Share of operator self time (framework overhead left out, so the shares sum to 1; empty
+// without operator time) per category, every kind of operator in its own category — a row of
+// Fathom's Fig. 3 and a similarity vector.
+std::map<std::string, double> category_shares(const profile::StepProfile& profile);
+// The same per operator type: operator name, forward and backward calls merged (as in
+// cumulative_curve).
+std::map<std::string, double> op_type_shares(const profile::StepProfile& profile);
+
 // Fathom Fig. 2: operator types (by name, forward and backward merged) sorted by time, with
 // their cumulative share of operator time; `count_for_90` = how many types cover 90%.
 struct CumulativeCurve {

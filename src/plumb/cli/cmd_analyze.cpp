@@ -1,7 +1,8 @@
 // plumb analyze: ParaDnn's analyses (Sec. 2.3) over stored sweep points — a metric's heat map
 // over two hyperparameters, linear-regression sensitivity to each hyperparameter, box-plot
 // statistics per model type, the speedup of one platform or configuration over another, and
-// the roofline of every point measured with an operator profile.
+// the roofline of every point measured with an operator profile. `analyze similarity` lives in
+// cmd_analyze_similarity.cpp.
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -269,7 +270,8 @@ void roofline(const AnalyzeFlags& f) {
 }  // namespace
 
 void add_analyze_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("analyze", "ParaDnn's analyses of stored sweeps");
+  auto* cmd = app.add_subcommand(
+      "analyze", "ParaDnn's analyses of stored sweeps; Fathom's similarity of stored profiles");
   cmd->require_subcommand(1);
   auto f = std::make_shared<AnalyzeFlags>();
   auto common = [f](CLI::App* sub) {
@@ -307,6 +309,7 @@ void add_analyze_command(CLI::App& app) {
   auto* roof = cmd->add_subcommand("roofline", "Sweep points (measured with profile) on the roofs");
   common(roof);
   roof->callback([f] { roofline(*f); });
+  add_analyze_similarity_command(*cmd);
 }
 
 }  // namespace plumb::cli

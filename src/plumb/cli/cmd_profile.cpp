@@ -174,6 +174,8 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", flags->top, "Show only the K most expensive rows");
   cmd->add_option("--steps", flags->steps, "Steps observed after warm-up")->capture_default_str();
   add_config_options(*cmd, *overrides);
+  cmd->add_flag("--suite-size", overrides->suite_size,
+                "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
   add_measure_options(*cmd, flags->measure, 60, 30, SamplingOptions::kWithout,
                       ThreadsOption::kNone);
   cmd->callback([name, flags, overrides, &exit_code] {

@@ -133,10 +133,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       for (const auto* w : list) {
         for (Mode m : mode_list) {
           if (m == Mode::kTrain && !w->info.train_by_default) continue;  // e.g. 32x48d
-          Config config = w->default_config();
-          config.set_int("batch", w->info.small_batch);
-          config.apply_settings(w->info.suite_settings);
-          plan.push_back(make_options(*w, config, m, *flags));
+          plan.push_back(make_options(*w, suite_config(*w), m, *flags));
           plan_workloads.push_back(w);
           run::validate_options(plan.back());
         }

@@ -19,7 +19,7 @@ void add_config_options(CLI::App& cmd, ConfigOverrides& o, BatchOption batch) {
 }
 
 Config resolve_config(const Workload& workload, const ConfigOverrides& o) {
-  Config config = workload.default_config();
+  Config config = o.suite_size ? suite_config(workload) : workload.default_config();
   config.apply_settings(o.sets);
   if (o.batch_given) {
     if (o.batch <= 0)

@@ -15,6 +15,7 @@ struct ConfigOverrides {
   int64_t batch = 0;  // 0: the workload's default
   bool batch_given = false;
   std::vector<std::string> sets;  // "key=value"
+  bool suite_size = false;        // start from suite_config() instead of the published config
 };
 
 enum class BatchOption { kSingle, kNone };  // memory declares its own --batch list
@@ -22,7 +23,8 @@ enum class BatchOption { kSingle, kNone };  // memory declares its own --batch l
 void add_config_options(CLI::App& cmd, ConfigOverrides& overrides,
                         BatchOption batch = BatchOption::kSingle);
 
-// Defaults with the overrides applied; throws UsageError for unknown keys or bad values.
+// The published config (or the suite's, with suite_size) with the overrides applied; throws
+// UsageError for unknown keys or bad values.
 Config resolve_config(const Workload& workload, const ConfigOverrides& overrides);
 
 }  // namespace plumb::cli

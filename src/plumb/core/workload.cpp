@@ -12,6 +12,13 @@ int64_t count_trainable_parameters(torch::nn::Module& module) {
   return total;
 }
 
+Config suite_config(const Workload& workload) {
+  Config config = workload.default_config();
+  config.set_int("batch", workload.info.small_batch);
+  config.apply_settings(workload.info.suite_settings);
+  return config;
+}
+
 torch::ScalarType config_dtype(const Config& config) {
   const std::string& name = config.get_string("dtype");
   if (name == "fp32") return torch::kFloat32;

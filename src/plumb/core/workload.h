@@ -79,6 +79,11 @@ struct Workload {
 // Trainable parameters of a module (requires_grad only), the number papers report.
 int64_t count_trainable_parameters(torch::nn::Module& module);
 
+// The configuration `plumb suite` (the main job) measures: the published one at small_batch,
+// with suite_settings applied. Other commands start from it when asked (--suite-size), so
+// their figures describe the same sizes the suite's do.
+Config suite_config(const Workload& workload);
+
 // Maps the config's "dtype" key to a torch dtype; throws UsageError for dtypes this
 // workload set does not support yet.
 torch::ScalarType config_dtype(const Config& config);

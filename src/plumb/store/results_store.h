@@ -52,9 +52,12 @@ struct StoredRun : StoredRecord {
   run::RunResult result;          // samples empty unless loaded with samples
 };
 
+// The group of the profile and memory passes of a sweep's points: this prefix and the sweep id.
+inline constexpr const char* kSweepGroupPrefix = "sweep:";
+
 // A profiling pass as read back from the store (operator rows included).
 struct StoredProfile : StoredRecord {
-  std::string group;  // shared by the passes of one `plumb profile` call
+  std::string group;  // shared by the passes of one `plumb profile` call (or one sweep)
   profile::ProfileResult result;
 };
 

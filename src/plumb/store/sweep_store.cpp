@@ -194,11 +194,13 @@ int64_t ResultsStore::save_sweep_point(SweepPointRecord& point, const run::RunOp
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     point.run_id = detail::insert_run(*db_, options, run, environment, tag);
     if (memory != nullptr)
-      point.memory_id = detail::insert_memory_profile(
-          *db_, options, *memory, environment, "sweep:" + std::to_string(point.sweep_id), tag);
+      point.memory_id =
+          detail::insert_memory_profile(*db_, options, *memory, environment,
+                                        kSweepGroupPrefix + std::to_string(point.sweep_id), tag);
     if (profile != nullptr)
-      point.profile_id = detail::insert_profile(*db_, options, *profile, environment,
-                                                "sweep:" + std::to_string(point.sweep_id), tag);
+      point.profile_id =
+          detail::insert_profile(*db_, options, *profile, environment,
+                                 kSweepGroupPrefix + std::to_string(point.sweep_id), tag);
     point.id = insert_point(*db_, point);
     tx.commit();
     return point.id;
