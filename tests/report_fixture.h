@@ -81,7 +81,9 @@ inline profile::OpStat report_op(const std::string& name, const std::string& cat
 
 // A profile whose time splits between GEMM-like and elementwise work as `gemm_share` says;
 // more threads speed up the GEMM part only (so the scaling chart has two distinct lines).
-inline profile::ProfileResult report_profile(bool conv, Mode mode, int threads, double gemm_share) {
+// `kind`: "mlp" (matrix products), "cnn" (convolutions) or "rnn" (recurrent cells).
+inline profile::ProfileResult report_profile(const std::string& kind, Mode mode, int threads,
+                                             double gemm_share) {
   profile::ProfileResult r;
   r.command = "plumb profile (fixture)";
   r.threads = threads;
@@ -89,8 +91,12 @@ inline profile::ProfileResult report_profile(bool conv, Mode mode, int threads, 
   const double gemm_s = 0.010 * gemm_share / threads;
   const double other_s = 0.010 * (1 - gemm_share);
   auto& p = r.profile;
-  const std::string heavy = conv ? "aten::mkldnn_convolution" : "aten::addmm";
-  const std::string heavy_category = conv ? "convolution" : "matrix multiply";
+  const std::string heavy = kind == "cnn"   ? "aten::mkldnn_convolution"
+                            : kind == "rnn" ? "aten::_thnn_fused_lstm_cell"
+                                            : "aten::addmm";
+  const std::string heavy_category = kind == "cnn"   ? "convolution"
+                                     : kind == "rnn" ? "recurrent"
+                                                     : "matrix multiply";
   p.ops.push_back(report_op(heavy, heavy_category, "layer1", "forward", gemm_s * 0.6, 4e8, 2e6));
   p.ops.push_back(
       report_op("aten::relu", "elementwise", "layer1", "forward", other_s * 0.5, 1e6, 8e6));
@@ -111,6 +117,19 @@ inline profile::ProfileResult report_profile(bool conv, Mode mode, int threads, 
   r.units_per_step = 8;
   r.throughput_unit = "images/s";
   return r;
+}
+
+// The GEMM-like operators of `p` take `factor` times as long (the comparison's explanation).
+inline profile::ProfileResult slowed(profile::ProfileResult p, double factor) {
+  auto& s = p.profile;
+  for (auto& op : s.ops)
+    if (op.category != "elementwise") {
+      s.op_self_s += op.self_s * (factor - 1);
+      op.self_s *= factor;
+      op.inclusive_s *= factor;
+    }
+  s.step_s = s.op_self_s + s.overhead_s;
+  return p;
 }
 
 inline profile::MemoryProfileResult report_memory(int64_t batch) {
@@ -177,33 +196,41 @@ inline store::StoredProbe report_probe() {
   return probe;
 }
 
-// Writes the fixture database at `path` (which must not exist). `tag` labels one extra pair
-// of runs, e.g. a hostile string for the escaping tests.
-inline void write_report_fixture(const std::string& path, const std::string& tag = "fixture-b") {
+// Writes the fixture database at `path` (which must not exist). `tag` labels one extra run,
+// e.g. a hostile string for the escaping tests; `slowdown` scales every step time (a second
+// database for the comparison section).
+inline void write_report_fixture(const std::string& path, const std::string& tag = "fixture-b",
+                                 double slowdown = 1.0) {
   auto db = store::ResultsStore::open(path);
   const auto env = report_environment();
   db->save_probe(report_probe());
-  db->save_run(report_options("mlp", Mode::kTrain, 64, 2), report_run(0.004, 64, "samples/s"), env);
-  db->save_run(report_options("mlp", Mode::kInfer, 64, 2), report_run(0.0015, 64, "samples/s"),
-               env);
-  db->save_run(report_options("cnn", Mode::kTrain, 8, 2), report_run(0.080, 8, "images/s"), env);
-  db->save_run(report_options("cnn", Mode::kInfer, 8, 2), report_run(0.025, 8, "images/s"), env);
-  db->save_run(report_options("cnn", Mode::kTrain, 8, 2), report_run(0.088, 8, "images/s"), env,
-               tag);
+  db->save_run(report_options("mlp", Mode::kTrain, 64, 2),
+               report_run(slowdown * 0.004, 64, "samples/s"), env);
+  db->save_run(report_options("mlp", Mode::kInfer, 64, 2),
+               report_run(slowdown * 0.0015, 64, "samples/s"), env);
+  db->save_run(report_options("cnn", Mode::kTrain, 8, 2),
+               report_run(slowdown * 0.080, 8, "images/s"), env);
+  db->save_run(report_options("cnn", Mode::kInfer, 8, 2),
+               report_run(slowdown * 0.025, 8, "images/s"), env);
+  db->save_run(report_options("cnn", Mode::kTrain, 8, 2),
+               report_run(slowdown * 0.088, 8, "images/s"), env, tag);
   auto failed = report_run(0.1, 8, "images/s");
   failed.status = run::RunStatus::kOutOfMemory;
   failed.message = "out of memory at batch 4096";
   failed.samples_s.clear();
   failed.step_time = run::summarize({});
   db->save_run(report_options("cnn", Mode::kTrain, 4096, 2), failed, env);
-  for (bool conv : {false, true})
+  for (const std::string w : {"mlp", "cnn"})
     for (Mode mode : {Mode::kTrain, Mode::kInfer})
-      for (int threads : {1, 2}) {
-        const std::string w = conv ? "cnn" : "mlp";
-        db->save_profile(report_options(w, mode, conv ? 8 : 64, threads),
-                         report_profile(conv, mode, threads, conv ? 0.8 : 0.5), env,
-                         w + "-profile");
-      }
+      for (int threads : {1, 2})
+        db->save_profile(report_options(w, mode, w == "cnn" ? 8 : 64, threads),
+                         slowed(report_profile(w, mode, threads, w == "cnn" ? 0.8 : 0.5),
+                                w == "cnn" ? slowdown : 1.0),
+                         env, w + "-profile");
+  // A third workload (one thread count) so that the similarity dendrogram has a shape.
+  for (Mode mode : {Mode::kTrain, Mode::kInfer})
+    db->save_profile(report_options("rnn", mode, 32, 2), report_profile("rnn", mode, 2, 0.3), env,
+                     "rnn-profile");
   for (int64_t batch : {1, 2, 4})
     db->save_memory_profile(report_options("cnn", Mode::kTrain, batch, 2), report_memory(batch),
                             env, "cnn-memory");
@@ -219,7 +246,8 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
       p.mode = "train";
       p.params = {{"nodes", nodes}, {"batch", batch}};
       const double flops = 6.0 * nodes * nodes * batch;
-      const double step = flops / (50e9 * std::log2(static_cast<double>(batch)) / 8.0) + 1e-4;
+      const double step =
+          slowdown * (flops / (50e9 * std::log2(static_cast<double>(batch)) / 8.0) + 1e-4);
       const bool oom = nodes == 1024 && batch == 256;
       p.status = oom ? "out_of_memory" : "ok";
       if (!oom)

@@ -20,9 +20,15 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--db", request->db, "Results database")->capture_default_str();
   cmd->add_option("-o,--output", *output, "HTML file to write")->capture_default_str();
   cmd->add_option("--compare", request->compare_db,
-                  "A second database: adds the speedup of its sweeps over this one's");
+                  "A second database (B): a comparison section (plumb compare's verdicts) and the "
+                  "speedup of its sweeps over this one's");
+  cmd->add_option("--tag-a", request->tag_a,
+                  "Compare two tagged groups: runs with this tag are side A");
+  cmd->add_option("--tag-b", request->tag_b, "... and runs with this tag side B");
   cmd->callback([request, output] {
     if (output->empty()) throw UsageError("-o needs a file name, e.g. -o report.html");
+    if (request->tag_a.empty() != request->tag_b.empty())
+      throw UsageError("--tag-a and --tag-b go together: name the tag of each side");
     const auto page = report::build_report(*request);
     report::write_file_atomically(*output, report::render_html(page));
     size_t charts = 0;

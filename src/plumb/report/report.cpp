@@ -4,13 +4,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/similarity_inputs.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/version.h"
 
@@ -35,16 +38,37 @@ std::string record_label(const store::StoredRecord& record) {
 ReportData load_report_data(const store::ResultsStore& store) {
   ReportData d;
   d.db_path = store.path();
-  d.runs = store.load_runs(/*with_samples=*/false);
+  d.sweeps = store.load_sweeps();
+  std::set<int64_t> sweep_runs;  // shown with their sweep, not among the workload runs
+  for (const auto& s : d.sweeps) {
+    d.sweep_points[s.id] = store.load_sweep_points(s.id);
+    for (const auto& p : d.sweep_points[s.id]) sweep_runs.insert(p.run_id);
+  }
+  for (auto& r : store.load_runs(/*with_samples=*/false))
+    if (sweep_runs.count(r.id) == 0) d.runs.push_back(std::move(r));
   // Passes a sweep made belong to its points (the sweep sections); the workload sections
   // show what was profiled on its own.
   for (auto& p : store.load_profiles())
-    if (p.group.rfind("sweep:", 0) != 0) d.profiles.push_back(std::move(p));
+    if (p.group.rfind(store::kSweepGroupPrefix, 0) != 0) d.profiles.push_back(std::move(p));
   for (auto& m : store.load_memory_profiles())
-    if (m.group.rfind("sweep:", 0) != 0) d.memory.push_back(std::move(m));
-  d.sweeps = store.load_sweeps();
-  for (const auto& s : d.sweeps) d.sweep_points[s.id] = store.load_sweep_points(s.id);
+    if (m.group.rfind(store::kSweepGroupPrefix, 0) != 0) d.memory.push_back(std::move(m));
   d.probes = store.load_probes();
+  for (const char* mode : {"train", "infer"}) {
+    std::map<int, int> profiles_at;  // threads -> profiles of this mode
+    for (const auto& p : d.profiles)
+      if (p.mode == mode && p.result.status == run::RunStatus::kOk) ++profiles_at[p.threads];
+    if (profiles_at.empty()) continue;
+    analysis::SimilarityQuery query;
+    query.mode = mode;
+    query.threads = std::max_element(profiles_at.begin(), profiles_at.end(), [](auto& a, auto& b) {
+                      return a.second < b.second;
+                    })->first;
+    try {
+      d.similarity[mode] = analysis::profile_vectors(store, query);
+    } catch (const UsageError&) {
+      // Fewer than two workloads profiled in this mode: nothing to cluster.
+    }
+  }
   return d;
 }
 
@@ -67,6 +91,7 @@ Page build_report(const ReportRequest& request) {
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));
+  if (auto c = comparison_section(request)) page.sections.push_back(std::move(*c));
   if (page.sections.empty())
     page.sections.push_back(
         Section{"empty",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plumb/analysis/similarity.h"
 #include "plumb/report/page.h"
 #include "plumb/store/results_store.h"
 
@@ -24,6 +25,9 @@ struct ReportData {
   std::vector<store::StoredSweep> sweeps;
   std::map<int64_t, std::vector<store::SweepPointRecord>> sweep_points;  // by sweep id
   std::vector<store::StoredProbe> probes;
+  // Per mode: each workload's operator-category time shares (analysis/similarity_inputs.h) at
+  // the thread count most of that mode's profiles used; absent with fewer than two workloads.
+  std::map<std::string, analysis::FeatureVectors> similarity;
 };
 ReportData load_report_data(const store::ResultsStore& store);
 
@@ -46,7 +50,12 @@ std::optional<Section> machine_section(const ReportData& data);
 std::optional<Section> throughput_section(const ReportData& data);
 std::optional<Section> time_section(const ReportData& data);
 std::optional<Section> memory_section(const ReportData& data);
+// The similarity dendrogram per mode (part of the time section), for three or more workloads.
+std::vector<Block> similarity_blocks(const ReportData& data);
 std::vector<Section> sweep_sections(const ReportData& data, const ReportData* other);
+// plumb compare's result for --compare or --tag-a/--tag-b; the reason in the intro when the
+// two sides have nothing in common.
+std::optional<Section> comparison_section(const ReportRequest& request);
 
 // The records the report shows when several measured the same thing: the newest per key.
 template <typename Record, typename KeyFn>

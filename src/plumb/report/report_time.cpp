@@ -288,6 +288,7 @@ std::optional<Section> time_section(const ReportData& d) {
   s.blocks.push_back(cumulative_chart(profiles));
   if (auto c = train_vs_infer_chart(profiles)) s.blocks.push_back(*c);
   if (auto c = thread_scaling_chart(d)) s.blocks.push_back(*c);
+  for (auto& block : similarity_blocks(d)) s.blocks.push_back(std::move(block));
   bool missing_probe = false;
   for (const auto& p : profiles) {
     const store::StoredProbe* probe = nullptr;
