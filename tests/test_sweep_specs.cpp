@@ -23,7 +23,8 @@ TEST(ShippedSweepSpecs, ParseValidateAndExpandToTheirDocumentedSizes) {
     const std::string file = entry.path().filename().string();
     SCOPED_TRACE(file);
     const auto spec = run::load_sweep_spec(entry.path().string());
-    EXPECT_NO_THROW(run::validate_sweep_spec(spec, workloads::default_registry().get(spec.workload)));
+    EXPECT_NO_THROW(
+        run::validate_sweep_spec(spec, workloads::default_registry().get(spec.workload)));
     ASSERT_TRUE(expected.count(file)) << "a new spec: add its size here";
     EXPECT_EQ(run::expand(spec).size(), expected.at(file));
     ++seen;
