@@ -91,22 +91,18 @@ std::optional<Chart> growth_chart(
     }
   }
   if (values.empty()) return std::nullopt;
-  json s = vl::spec(values, 0, 0);
-  s.erase("width");
-  s.erase("height");
-  s["facet"] = vl::field("workload", "nominal", "");
-  s["columns"] = 3;
+  json s = vl::faceted(
+      values, "workload",
+      {{"width", 260},
+       {"height", 180},
+       {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
+       {"encoding",
+        {{"x", vl::field("batch", "quantitative", "batch size")},
+         {"y", vl::field("mib", "quantitative", "MiB (each category's own peak)")},
+         {"color", vl::field("category", "nominal", "category")},
+         {"tooltip", json::array({vl::tip("category", "category"), vl::tip("batch", "batch"),
+                                  vl::tip("mib", "MiB", ".1f")})}}}});
   s["resolve"] = {{"scale", {{"y", "independent"}}}};
-  s["spec"] = {
-      {"width", 260},
-      {"height", 180},
-      {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
-      {"encoding",
-       {{"x", vl::field("batch", "quantitative", "batch size")},
-        {"y", vl::field("mib", "quantitative", "MiB (each category's own peak)")},
-        {"color", vl::field("category", "nominal", "category")},
-        {"tooltip", json::array({vl::tip("category", "category"), vl::tip("batch", "batch"),
-                                 vl::tip("mib", "MiB", ".1f")})}}}};
   return Chart{"Memory vs batch size",
                "Each category's peak as the batch grows, one panel per workload measured at "
                "several batches. A straight rising line is memory per example (the slope in the "

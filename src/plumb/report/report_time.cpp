@@ -174,24 +174,20 @@ std::optional<Chart> thread_scaling_chart(const ReportData& d) {
                           {"serial", fit.serial_fraction}});
   }
   if (values.empty()) return std::nullopt;
-  json s = vl::spec(values, 0, 0);
-  s.erase("width");
-  s.erase("height");
-  s["facet"] = vl::field("profile", "nominal", "");
-  s["columns"] = 3;
   json x = vl::field("threads", "quantitative", "threads");
   x["scale"] = {{"zero", false}};
-  s["spec"] = {
-      {"width", 260},
-      {"height", 180},
-      {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
-      {"encoding",
-       {{"x", x},
-        {"y", vl::field("speedup", "quantitative", "speedup over the fewest threads")},
-        {"color", vl::field("category", "nominal", "category")},
-        {"tooltip", json::array({vl::tip("category", "category"), vl::tip("threads", "threads"),
-                                 vl::tip("speedup", "speedup", ".2f"),
-                                 vl::tip("serial", "Amdahl serial fraction", ".2f")})}}}};
+  json s = vl::faceted(
+      values, "profile",
+      {{"width", 260},
+       {"height", 180},
+       {"mark", {{"type", "line"}, {"point", true}, {"tooltip", true}}},
+       {"encoding",
+        {{"x", x},
+         {"y", vl::field("speedup", "quantitative", "speedup over the fewest threads")},
+         {"color", vl::field("category", "nominal", "category")},
+         {"tooltip", json::array({vl::tip("category", "category"), vl::tip("threads", "threads"),
+                                  vl::tip("speedup", "speedup", ".2f"),
+                                  vl::tip("serial", "Amdahl serial fraction", ".2f")})}}}});
   return Chart{"Thread scaling per operator category",
                "Speedup of each category's time as threads are added (one panel per workload "
                "profiled at several thread counts; the line 'step' is the whole step). Flat lines "

@@ -18,6 +18,16 @@ json spec(json values, int width, int height) {
   return s;
 }
 
+json faceted(json values, const std::string& facet_field, json panel, int columns) {
+  json s = spec(std::move(values));
+  s.erase("width");
+  s.erase("height");
+  s["facet"] = field(facet_field, "nominal", "");
+  s["columns"] = columns;
+  s["spec"] = std::move(panel);
+  return s;
+}
+
 json field(const std::string& name, const std::string& type, const std::string& title) {
   return {{"field", name}, {"type", type}, {"title", title}};
 }

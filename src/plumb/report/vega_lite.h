@@ -14,6 +14,10 @@ using json = nlohmann::ordered_json;
 // the report must look the same in a screenshot as on screen).
 json spec(json values, int width = 640, int height = 320);
 
+// Small multiples: one panel per value of `facet_field`, `columns` panels a row, each drawn
+// by `panel` (a unit spec: width, height, mark, encoding) over `values`.
+json faceted(json values, const std::string& facet_field, json panel, int columns = 3);
+
 // {"field": name, "type": type, "title": title} plus, for quantitative fields, log scale.
 json field(const std::string& name, const std::string& type, const std::string& title);
 json log_field(const std::string& name, const std::string& title);
