@@ -256,8 +256,9 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
                      {"flops_util", flops / step / 200e9}};
       auto r = report_run(step, static_cast<double>(batch), "examples/s");
       if (oom) r.status = run::RunStatus::kOutOfMemory;
-      db->save_sweep_point(p, report_options("paradnn_fc", Mode::kTrain, batch, 2), r, nullptr,
-                           nullptr, env, "");
+      auto options = report_options("paradnn_fc", Mode::kTrain, batch, 2);
+      options.config.add_int("nodes", nodes, "units per layer");  // as a real sweep point has
+      db->save_sweep_point(p, options, r, nullptr, nullptr, env, "");
     }
 }
 

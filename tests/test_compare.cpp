@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -21,7 +22,7 @@ using testing::store_synthetic_run;
 using testing::SyntheticRun;
 
 SideSamples one_run(std::vector<double> xs, double units = 8) {
-  return {{std::move(xs)}, {units}};
+  return {{std::move(xs)}, {units}, {}};
 }
 
 // AR(1) step times: x_t = mean + phi (x_{t-1} - mean) + noise, strongly autocorrelated for phi
@@ -147,6 +148,62 @@ TEST(RunComparison, ReplicateRunsBringBetweenRunVariation) {
   EXPECT_EQ(c.runs_a, 3u);
   EXPECT_EQ(c.verdict, Verdict::kNoSignificantDifference) << c.reason;
   EXPECT_GT(c.ci_high - c.ci_low, 0.05);
+}
+
+TEST(RunComparison, BetweenRunSpreadPoolsLogThroughputWithinGroups) {
+  // Two groups of two: deviations from each group's own mean, so the groups' different levels
+  // (another plumb build, another tag) are no noise.
+  const BetweenRunSpread s = between_run_spread({{100, 110}, {50, 50 * 1.1}, {70}});
+  EXPECT_EQ(s.dof, 2u);
+  EXPECT_NEAR(s.sd, std::log(1.1) / std::sqrt(2.0), 1e-12);
+  EXPECT_EQ(between_run_spread({{100}, {90}}).dof, 0u);
+  EXPECT_TRUE(std::isnan(between_run_spread({{100}, {}}).sd));
+}
+
+// One quiet run per side, B 6% slower, replicate groups with the given run-to-run spread.
+ThroughputComparison single_runs_with_history(const std::vector<double>& history) {
+  SideSamples a = one_run(noisy_samples(0.0100, 0.01, 400, 3));
+  SideSamples b = one_run(noisy_samples(0.0106, 0.01, 400, 4));
+  if (!history.empty()) {
+    a.replicate_groups = {history};
+    a.replicate_groups.front().push_back(8 / 0.0100);  // the side's own run
+    b.replicate_groups = {{8 / 0.0106}};
+  }
+  return compare_throughput(a, b, {});
+}
+
+TEST(RunComparison, EarlierRunsThatDisagreeWidenTheInterval) {
+  const auto alone = single_runs_with_history({});
+  EXPECT_EQ(alone.verdict, Verdict::kSlower) << alone.reason;
+  EXPECT_EQ(alone.between_runs.dof, 0u);
+  EXPECT_NE(alone.reason.find("between-run variation unknown"), std::string::npos);
+  // Earlier runs of A's setting moved by about 8% from run to run: 6% is within that noise.
+  const auto noisy = single_runs_with_history({800 * 1.08, 800 * 0.93, 800 * 1.01});
+  EXPECT_EQ(noisy.between_runs.dof, 3u);
+  EXPECT_EQ(noisy.verdict, Verdict::kNoSignificantDifference) << noisy.reason;
+  EXPECT_LT(noisy.ci_low, alone.ci_low);
+  EXPECT_GT(noisy.ci_high, alone.ci_high);
+  EXPECT_NE(noisy.reason.find("dof)"), std::string::npos) << noisy.reason;
+  // Earlier runs that agree to 0.5% keep the verdict: replicates cost power only when the
+  // machine is noisy.
+  const auto quiet = single_runs_with_history({800 * 1.005, 800 * 0.995, 800 * 1.0});
+  EXPECT_EQ(quiet.verdict, Verdict::kSlower) << quiet.reason;
+}
+
+TEST(RunComparison, ReplicatesDetectAShiftLargerThanTheirSpread) {
+  // Five runs per side, runs 2% apart, B 10% slower: the t interval excludes the band.
+  SideSamples a, b;
+  const double offsets[] = {1.00, 1.02, 0.98, 1.01, 0.99};
+  for (int r = 0; r < 5; ++r) {
+    a.runs_step_s.push_back(noisy_samples(0.0100 * offsets[r], 0.02, 100, 40 + r));
+    b.runs_step_s.push_back(noisy_samples(0.0110 * offsets[(r + 2) % 5], 0.02, 100, 50 + r));
+    a.units_per_step.push_back(8);
+    b.units_per_step.push_back(8);
+  }
+  const auto c = compare_throughput(a, b, {});
+  EXPECT_EQ(c.between_runs.dof, 8u);
+  EXPECT_NEAR(c.between_runs.sd, 0.016, 0.006);
+  EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
 }
 
 TEST(RunComparison, TooFewSamplesIsNotComparable) {
@@ -391,6 +448,68 @@ TEST_F(CompareSources, ProfilesOnBothSidesGiveCategoryDeltas) {
   ASSERT_FALSE(c.rows[0].categories.empty());
   EXPECT_EQ(c.rows[0].categories[0].category, "MatMul");
   EXPECT_NEAR(c.rows[0].categories[0].delta_s, 0.002, 1e-12);
+}
+
+TEST_F(CompareSources, EarlierRunsOfTheSameSettingAndConditionsGiveTheBetweenRunSpread) {
+  SyntheticRun s;
+  s.cv = 0.005;
+  s.tag = "old";
+  // No replicates: a run of another setting, and one on another machine far from the rest.
+  s.batch = 16;
+  store("p.db", s);
+  s.batch = 8;
+  s.cpu_model = "Other CPU";
+  s.mean_s = 0.020;
+  store("p.db", s);
+  s.cpu_model = SyntheticRun{}.cpu_model;
+  // Four runs of tag "old" that moved by up to 8% from run to run, then one of tag "new" 5%
+  // slower than the newest "old" one: no significant difference once the history counts.
+  for (double factor : {1.08, 0.93, 1.02, 1.00}) {
+    s.mean_s = 0.010 * factor;
+    ++s.seed;
+    store("p.db", s);
+  }
+  s.tag = "new";
+  s.mean_s = 0.0105;
+  store("p.db", s);
+  const Comparison c = compare_sources(old_vs_new());
+  ASSERT_EQ(c.rows.size(), 1u);
+  const auto& t = c.rows[0].throughput;
+  EXPECT_EQ(c.rows[0].runs_a, (std::vector<int64_t>{6}));  // newest only, the rest is history
+  EXPECT_EQ(t.between_runs.dof, 3u);
+  EXPECT_NEAR(t.between_runs.sd, 0.063, 0.01);
+  EXPECT_EQ(t.verdict, Verdict::kNoSignificantDifference) << t.reason;
+  for (const auto& note : c.notes) EXPECT_EQ(note.find("not between runs"), std::string::npos);
+}
+
+TEST_F(CompareSources, RunsOfTheOtherSideAreNeverReplicates) {
+  // Runs 1-3 share every condition; comparing run 1 with run 2 must not count run 2 as a
+  // replicate of run 1 (its difference is what is being tested), but run 3 is one.
+  SyntheticRun s;
+  const int64_t first = store("p.db", s);
+  s.mean_s = 0.012;
+  s.seed = 2;
+  const int64_t second = store("p.db", s);
+  s.mean_s = 0.0101;
+  s.seed = 3;
+  store("p.db", s);
+  auto q = request("p.db", "p.db");
+  q.a.run_ids = {first};
+  q.b.run_ids = {second};
+  const auto& t = compare_sources(q).rows[0].throughput;
+  EXPECT_EQ(t.between_runs.dof, 1u);
+  EXPECT_NEAR(t.between_runs.sd, std::log(1.01) / std::sqrt(2.0), 2e-3);
+}
+
+TEST_F(CompareSources, OneRunPerSideWithoutHistoryIsNoted) {
+  SyntheticRun s;
+  store("a.db", s);
+  store("b.db", s);
+  const Comparison c = compare_sources(request("a.db", "b.db"));
+  EXPECT_EQ(c.rows[0].throughput.between_runs.dof, 0u);
+  EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.find("not between runs") != std::string::npos;
+  }));
 }
 
 TEST_F(CompareSources, BadInputIsAUsageErrorNamingTheFix) {

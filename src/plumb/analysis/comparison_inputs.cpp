@@ -11,6 +11,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
 
@@ -69,7 +70,8 @@ std::string side_label(const ComparisonSide& side) {
 struct LoadedSide {
   std::string label;
   std::unique_ptr<store::ResultsStore> store;
-  std::vector<store::StoredRun> runs;
+  std::vector<store::StoredRun> runs;  // selected
+  std::vector<store::StoredRun> all;   // every run in the database: the history
 };
 
 std::string known_values(const std::vector<store::StoredRun>& runs, const std::string& field) {
@@ -80,8 +82,10 @@ std::string known_values(const std::vector<store::StoredRun>& runs, const std::s
 }
 
 LoadedSide load_side(const ComparisonSide& side, const char* name) {
-  LoadedSide loaded{side_label(side), store::ResultsStore::open(side.db, /*read_only=*/true), {}};
-  std::vector<store::StoredRun> all = loaded.store->load_runs(/*with_samples=*/false);
+  LoadedSide loaded{
+      side_label(side), store::ResultsStore::open(side.db, /*read_only=*/true), {}, {}};
+  loaded.all = loaded.store->load_runs(/*with_samples=*/false);
+  const std::vector<store::StoredRun>& all = loaded.all;
   if (all.empty())
     throw UsageError(fmt::format("{} has no runs to compare; store some with plumb run --db {}",
                                  side.db, side.db));
@@ -246,6 +250,13 @@ std::set<std::string> varying_fields(const std::vector<store::StoredRun>& runs,
   return varying;
 }
 
+// The warning of a run slowed with the injected-delay testing aid, or nullptr.
+const std::string* injected_delay(const run::RunResult& result) {
+  for (const auto& warning : result.warnings)
+    if (warning.rfind(run::kInjectDelayVariable, 0) == 0) return &warning;
+  return nullptr;
+}
+
 // The samples of the successful runs; failed runs go to `failures`, and runs slowed with the
 // injected-delay testing aid to `notes` (such a run must never pass for a real measurement).
 SideSamples side_samples(const store::ResultsStore& db, const std::vector<store::StoredRun>& runs,
@@ -259,13 +270,51 @@ SideSamples side_samples(const store::ResultsStore& db, const std::vector<store:
                                      r->result.message));
       continue;
     }
-    for (const auto& warning : r->result.warnings)
-      if (warning.rfind(run::kInjectDelayVariable, 0) == 0)
-        notes.push_back(fmt::format("run {} was slowed on purpose: {}", r->id, warning));
+    if (const std::string* warning = injected_delay(r->result))
+      notes.push_back(fmt::format("run {} was slowed on purpose: {}", r->id, *warning));
     s.runs_step_s.push_back(r->result.samples_s);
     s.units_per_step.push_back(r->result.units_per_step);
   }
   return s;
+}
+
+// What can shift a run's throughput besides noise: the machine, the libraries, plumb's build,
+// and the tag (which users give to one code version or configuration).
+std::string conditions(const store::StoredRun& r) {
+  const platform::Environment& e = r.environment;
+  return join({r.tag, platform::machine_key(e), e.libtorch_version, e.blas, e.onednn_version,
+               e.plumb_version, e.git_commit, e.compiler},
+              " | ");
+}
+
+// A side's replicate groups for one row (run_comparison.h): the successful runs of exactly the
+// settings `picked` measured (workload and every key field), on the machines they ran on,
+// grouped by conditions(). The side's own successful runs are in their groups; `excluded`
+// (runs of the other side, runs already in its groups) and runs slowed on purpose never
+// are. Throughputs are the stored ones: units per step / mean step, as for the picked runs.
+std::vector<std::vector<double>> replicate_groups(const std::vector<store::StoredRun>& history,
+                                                  const std::vector<store::StoredRun>& picked,
+                                                  std::set<int64_t>& excluded) {
+  std::set<std::string> settings, machines;
+  std::set<int64_t> own;
+  for (const auto& r : picked) {
+    settings.insert(r.workload + " " + match_key(r, {}));
+    machines.insert(platform::machine_key(r.environment));
+    own.insert(r.id);
+  }
+  std::map<std::string, std::vector<double>> groups;
+  for (const auto& r : history) {
+    if (r.result.status != run::RunStatus::kOk || excluded.count(r.id)) continue;
+    if (!own.count(r.id) && injected_delay(r.result) != nullptr) continue;
+    if (!settings.count(r.workload + " " + match_key(r, {})) ||
+        !machines.count(platform::machine_key(r.environment)))
+      continue;
+    groups[conditions(r) + " | " + match_key(r, {})].push_back(r.result.throughput);
+    excluded.insert(r.id);
+  }
+  std::vector<std::vector<double>> out;
+  for (auto& [condition, throughputs] : groups) out.push_back(std::move(throughputs));
+  return out;
 }
 
 // The newest successful profile that measured exactly what `run` measured (same workload and
@@ -366,8 +415,19 @@ Comparison compare_sources(const ComparisonRequest& q) {
     }
     row.throughput_unit = runs_a.front().result.throughput_unit;
     std::vector<std::string> failures;
-    const SideSamples samples_a = side_samples(*a.store, runs_a, failures, c.notes);
-    const SideSamples samples_b = side_samples(*b.store, runs_b, failures, c.notes);
+    SideSamples samples_a = side_samples(*a.store, runs_a, failures, c.notes);
+    SideSamples samples_b = side_samples(*b.store, runs_b, failures, c.notes);
+    // Runs of one side never count as replicates of the other; with one database, a history
+    // run joins A's groups only. (Run ids are per database.)
+    const bool one_database = same_file(q.a.db, q.b.db);
+    std::set<int64_t> excluded_a, excluded_b;
+    if (one_database) excluded_a.insert(row.runs_b.begin(), row.runs_b.end());
+    samples_a.replicate_groups = replicate_groups(a.all, runs_a, excluded_a);
+    if (one_database) {
+      excluded_b = excluded_a;
+      for (int64_t id : row.runs_b) excluded_b.erase(id);
+    }
+    samples_b.replicate_groups = replicate_groups(b.all, runs_b, excluded_b);
     row.throughput = compare_throughput(samples_a, samples_b, q.statistics);
     if (row.throughput.verdict == Verdict::kNotComparable && !failures.empty())
       row.throughput.reason = join(failures, "; ");
@@ -398,13 +458,17 @@ Comparison compare_sources(const ComparisonRequest& q) {
           "beyond the interval are likely: repeat on an idle machine",
           f.a, f.b));
 
-  const bool single_runs = std::all_of(c.rows.begin(), c.rows.end(), [](const auto& r) {
-    return r.runs_a.size() == 1 && r.runs_b.size() == 1;
-  });
-  if (single_runs)
-    c.notes.push_back(
-        "one run per side: the interval covers the noise within each run, not between runs "
-        "(repeat runs with --tag and compare with --all-runs to include it)");
+  const size_t unknown_spread =
+      static_cast<size_t>(std::count_if(c.rows.begin(), c.rows.end(), [](const auto& r) {
+        return r.throughput.verdict != Verdict::kNotComparable &&
+               r.throughput.between_runs.dof == 0;
+      }));
+  if (unknown_spread > 0)
+    c.notes.push_back(fmt::format(
+        "{} of {} row(s) have one run per side and no earlier run of their setting: their "
+        "interval covers the noise within each run, not between runs, which on most machines "
+        "is larger; repeat the runs (e.g. 3 per side with --tag) and compare with --all-runs",
+        unknown_spread, c.rows.size()));
   if (std::none_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.profile_a != 0; }) ||
       std::none_of(c.rows.begin(), c.rows.end(), [](const auto& r) { return r.profile_b != 0; }))
     c.notes.push_back(

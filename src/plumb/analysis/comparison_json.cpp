@@ -53,6 +53,8 @@ Json row_json(const ComparisonRow& row) {
   j["cv_b"] = json_number(t.cv_b);
   j["block_a"] = t.block_a;
   j["block_b"] = t.block_b;
+  j["between_run_sd"] = json_number(t.between_runs.sd);
+  j["between_run_dof"] = t.between_runs.dof;
   if (row.categories.empty()) {
     j["categories"] = nullptr;
   } else {

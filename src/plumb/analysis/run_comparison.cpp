@@ -1,5 +1,6 @@
-// Run-vs-run comparison statistics: block bootstrap of the throughput ratio and the verdict
-// (see run_comparison.h for the method and why).
+// Run-vs-run comparison statistics: block bootstrap of the throughput ratio, the between-run
+// interval from replicate groups, and the verdict (see run_comparison.h for the method and
+// why).
 #include "plumb/analysis/run_comparison.h"
 
 #include <algorithm>
@@ -95,6 +96,22 @@ SideFigures side_figures(const SideSamples& side) {
   return f;
 }
 
+// Each run's throughput, as one replicate group (a side that brings no groups of its own).
+std::vector<double> own_throughputs(const SideSamples& side) {
+  std::vector<double> t;
+  for (size_t r = 0; r < side.runs_step_s.size(); ++r)
+    t.push_back(side.units_per_step[r] / run::mean_of(side.runs_step_s[r]));
+  return t;
+}
+
+// What the interval knows about run-to-run noise, appended to the verdict's reason.
+std::string between_run_text(const BetweenRunSpread& spread) {
+  if (spread.dof == 0)
+    return "between-run variation unknown (one run per side, no earlier runs of this setting)";
+  return fmt::format("runs of this setting vary by {:.1f}% (SD, {} dof)", 100 * spread.sd,
+                     spread.dof);
+}
+
 std::string verdict_reason(const ThroughputComparison& c, double tolerance) {
   const std::string interval = fmt::format("interval [{:.3f}, {:.3f}]", c.ci_low, c.ci_high);
   const double lower_bound = 1 / (1 + tolerance), upper_bound = 1 + tolerance;
@@ -117,6 +134,22 @@ std::string verdict_reason(const ThroughputComparison& c, double tolerance) {
 }
 
 }  // namespace
+
+BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& groups) {
+  BetweenRunSpread spread;
+  double squares = 0;
+  for (const auto& group : groups) {
+    if (group.size() < 2) continue;
+    std::vector<double> logs;
+    for (double t : group) logs.push_back(std::log(t));
+    const double mean = run::mean_of(logs);
+    for (double y : logs) squares += (y - mean) * (y - mean);
+    spread.dof += group.size() - 1;
+  }
+  spread.sd =
+      spread.dof == 0 ? run::Summary::kNaN : std::sqrt(squares / static_cast<double>(spread.dof));
+  return spread;
+}
 
 void validate_comparison_options(const ComparisonOptions& o) {
   if (!(o.tolerance >= 0 && o.tolerance < 1))
@@ -221,8 +254,26 @@ ThroughputComparison compare_throughput(const SideSamples& a, const SideSamples&
   const double alpha = 1 - options.confidence;
   c.ci_low = run::percentile_sorted(ratios, alpha / 2);
   c.ci_high = run::percentile_sorted(ratios, 1 - alpha / 2);
+
+  // The between-run interval (see the top of run_comparison.h); the union keeps the wider.
+  std::vector<std::vector<double>> groups;
+  for (const SideSamples* side : {&a, &b}) {
+    if (side->replicate_groups.empty())
+      groups.push_back(own_throughputs(*side));
+    else
+      groups.insert(groups.end(), side->replicate_groups.begin(), side->replicate_groups.end());
+  }
+  c.between_runs = between_run_spread(groups);
+  if (c.between_runs.dof > 0) {
+    const double half =
+        run::t_critical(options.confidence, static_cast<double>(c.between_runs.dof)) *
+        c.between_runs.sd *
+        std::sqrt(1.0 / static_cast<double>(c.runs_a) + 1.0 / static_cast<double>(c.runs_b));
+    c.ci_low = std::min(c.ci_low, c.ratio * std::exp(-half));
+    c.ci_high = std::max(c.ci_high, c.ratio * std::exp(half));
+  }
   c.verdict = judge(c.ci_low, c.ci_high, options.tolerance);
-  c.reason = verdict_reason(c, options.tolerance);
+  c.reason = verdict_reason(c, options.tolerance) + "; " + between_run_text(c.between_runs);
   return c;
 }
 

@@ -14,10 +14,19 @@
 //   circular block bootstrap (blocks of block_length() consecutive samples); when a side has
 //   several runs, the runs themselves are resampled first (a cluster bootstrap), so the
 //   between-run variation — usually larger than the within-run one — widens the interval.
-//   With one run per side the between-run variation cannot be measured: the tolerance covers
-//   it.
-// - The interval is the percentile bootstrap interval of the ratio; seeded, so the same inputs
-//   always give the same answer.
+// - The percentile bootstrap interval of the ratio is seeded, so the same inputs always give
+//   the same answer. It covers the noise within runs; on a real machine separate runs of the
+//   same benchmark differ by more than that (the state of caches, memory and neighbours
+//   changes over seconds), so a verdict from it alone calls noise a change.
+// - Between-run variation: every side brings replicate groups, runs of the same setting
+//   measured under the same conditions (the side's own runs, and earlier runs in its database
+//   from the same machine, libraries, plumb build and tag). The spread of log run throughput
+//   within each group, pooled over groups, estimates how much one run's throughput moves from
+//   run to run (s, with dof = runs - groups). When dof >= 1 the interval is also
+//   log ratio +- t(dof) * s * sqrt(1/k_A + 1/k_B) (k: runs used per side, the two-sample t
+//   interval), and the reported interval is the union of the two: never narrower than either
+//   noise. With dof = 0 (one run per side, no earlier runs) the between-run variation is
+//   unknown and the result says so.
 // - Verdict: "slower" only when the whole interval lies below 1 / (1 + tolerance), "faster"
 //   only when it lies above 1 + tolerance; otherwise "no significant difference" (as
 //   criterion.rs does with its noise threshold). A noisy benchmark thus needs a larger
@@ -28,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,7 +58,18 @@ void validate_comparison_options(const ComparisonOptions& options);
 struct SideSamples {
   std::vector<std::vector<double>> runs_step_s;  // per run: every measured step time, seconds
   std::vector<double> units_per_step;            // per run (images per batch ...)
+  // Throughputs (units/s) of runs of this setting grouped by the conditions they were measured
+  // under, this side's own runs included. Empty: the side's runs are one group.
+  std::vector<std::vector<double>> replicate_groups;
 };
+
+// Pooled standard deviation of log throughput within replicate groups (about the relative SD
+// of one run's throughput) and its degrees of freedom (runs - groups, over groups of 2+ runs).
+struct BetweenRunSpread {
+  double sd = std::numeric_limits<double>::quiet_NaN();
+  size_t dof = 0;  // 0: unknown (no group has two runs); sd is then NaN
+};
+BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& groups);
 
 enum class Verdict { kFaster, kSlower, kNoSignificantDifference, kNotComparable };
 // "faster", "slower", "no significant difference", "not comparable".
@@ -62,6 +83,7 @@ struct ThroughputComparison {
   size_t samples_a = 0, samples_b = 0;  // all runs together
   double cv_a = 0, cv_b = 0;            // step-time CV, pooled over the side's samples
   size_t block_a = 0, block_b = 0;      // bootstrap block length (largest over the side's runs)
+  BetweenRunSpread between_runs;        // over both sides' replicate groups
   Verdict verdict = Verdict::kNotComparable;
   std::string reason;  // one line saying why this verdict
 };

@@ -1,8 +1,8 @@
 // plumb compare: two runs, two databases or two tagged groups side by side — environment
-// differences first, then per workload setting the throughput ratio B/A with its bootstrap
-// interval and a verdict, then per-category deltas where both sides were profiled. Exit
-// status 1 when some setting is significantly slower beyond the tolerance (for CI), 2 for bad
-// usage. Method: docs/compare.md.
+// differences first, then per workload setting the throughput ratio B/A with its
+// interval (within and between runs) and a verdict, then per-category deltas where both sides were
+// profiled. Exit status 1 when some setting is significantly slower beyond the tolerance (for CI),
+// 2 for bad usage. Method: docs/compare.md.
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -143,19 +143,24 @@ void print_categories(const analysis::ComparisonRow& row) {
 
 void print_human(const analysis::Comparison& c) {
   std::cout << fmt::format(
-      "A = {}\nB = {}\nratio = throughput B / A; {:.0f}% block-bootstrap interval ({} "
-      "resamples); tolerance {:.1f}%\n\n",
+      "A = {}\nB = {}\nratio = throughput B / A; {:.0f}% interval: block bootstrap ({} "
+      "resamples) joined with the between-run t interval when replicates exist; tolerance "
+      "{:.1f}%\n\n",
       c.label_a, c.label_b, 100 * c.statistics.confidence, c.statistics.resamples,
       100 * c.statistics.tolerance);
   print_environment(c);
   Table table({"workload", "mode", "setting", "throughput A", "throughput B", "unit", "B/A",
-               "interval", "verdict", "runs A", "runs B"});
+               "interval", "verdict", "runs A", "runs B", "run-to-run SD"});
   for (const auto& row : c.rows) {
     const auto& t = row.throughput;
+    const std::string spread =
+        t.between_runs.dof == 0
+            ? "unknown"
+            : fmt::format("{} ({} dof)", format_percent(t.between_runs.sd), t.between_runs.dof);
     table.add_row({row.workload, row.mode, row.setting, format_number(t.throughput_a, 2),
                    format_number(t.throughput_b, 2), row.throughput_unit, ratio_text(t.ratio),
                    interval_text(t), analysis::verdict_name(t.verdict), ids_text(row.runs_a),
-                   ids_text(row.runs_b)});
+                   ids_text(row.runs_b), spread});
   }
   table.print(std::cout);
   std::cout << '\n';
@@ -184,7 +189,7 @@ void print_human(const analysis::Comparison& c) {
 void add_compare_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "compare",
-      "Compare two runs, two databases or two tagged groups: throughput ratio with a bootstrap "
+      "Compare two runs, two databases or two tagged groups: throughput ratio with an "
       "interval and a verdict per workload (exit 1 on a significant slowdown)");
   auto f = std::make_shared<CompareFlags>();
   cmd->add_option("sources", f->sources,
@@ -210,7 +215,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tolerance", f->statistics.tolerance,
                   "Differences within this fraction are never called (0.02 = 2%)")
       ->capture_default_str();
-  cmd->add_option("--confidence", f->statistics.confidence, "Of the bootstrap interval")
+  cmd->add_option("--confidence", f->statistics.confidence, "Of the interval")
       ->capture_default_str();
   cmd->add_option("--resamples", f->statistics.resamples, "Bootstrap replicates")
       ->capture_default_str();

@@ -1,7 +1,7 @@
 // Report section "Comparison": plumb compare's result (analysis/comparison_inputs.h) for a
 // second database (--compare) or two tagged groups of this one (--tag-a/--tag-b): environment
-// differences first, then the throughput ratio of each matched setting with its bootstrap
-// interval and verdict, and the per-category time deltas that explain it.
+// differences first, then the throughput ratio of each matched setting with its
+// interval (within and between runs) and verdict, and the per-category time deltas that explain it.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -71,7 +71,8 @@ Chart ratio_chart(const analysis::Comparison& c) {
   s["layer"] = json::array({band, err, dot});
   return {"Throughput of B relative to A",
           fmt::format("Each dot is B's throughput over A's for one matched setting, with its "
-                      "block-bootstrap interval from every stored step time. The grey band is "
+                      "interval: the noise within runs (block bootstrap of every stored step "
+                      "time) and, where replicate runs exist, between runs. The grey band is "
                       "the practical-equivalence tolerance (±{:.0f}%): a difference is called "
                       "only when the whole interval lies outside it.",
                       tol * 100),
