@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plumb/analysis/stored_sweep_points.h"
 #include "plumb/analysis/sweep_analysis.h"
 #include "plumb/core/errors.h"
 
@@ -168,6 +169,33 @@ TEST(SweepHeatMap, BadAxesMetricAndGroups) {
       },
       {"paradnn_cnn, paradnn_fc"});
   expect_usage_error([] { heat_map({}, "batch", "nodes", "util"); }, {"no sweep points"});
+}
+
+TEST(SweepHeatMap, NonNumericParametersSelectOneGroup) {
+  // A CNN sweep over both block types: one heat map per block type.
+  std::vector<SweepPoint> points;
+  for (const std::string block : {"residual", "bottleneck"})
+    for (double filters : {16.0, 32.0})
+      for (double batch : {4.0, 8.0})
+        points.push_back(point({{"filters", filters}, {"batch", batch}},
+                               {{"util", filters + batch + (block == "residual" ? 0.5 : 0)}},
+                               "paradnn_cnn block=" + block));
+  const auto residual = with_text_params(points, {{"block", "residual"}});
+  ASSERT_EQ(residual.size(), 4u);
+  const HeatMap h = heat_map(residual, "filters", "batch", "util");
+  EXPECT_EQ(h.group, "paradnn_cnn block=residual");
+  EXPECT_DOUBLE_EQ(h.values[1][0], 16 + 8 + 0.5);
+  EXPECT_EQ(with_text_params(points, {}).size(), 8u);
+  expect_usage_error(
+      [&] {
+        with_text_params(points, {{"block", "plain"}});
+      },
+      {"block=plain", "bottleneck, residual"});
+  expect_usage_error(
+      [&] {
+        with_text_params(points, {{"cell", "lstm"}});
+      },
+      {"'cell'", "(block)", "--fix KEY=NUMBER"});
 }
 
 // ---------------------------------------------------------------------------------------------

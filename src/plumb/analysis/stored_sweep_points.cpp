@@ -1,6 +1,9 @@
 // Reads finished sweep points from the store and turns them into analysis points.
 #include "plumb/analysis/stored_sweep_points.h"
 
+#include <algorithm>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
@@ -48,6 +51,49 @@ std::vector<SweepPoint> stored_sweep_points(const store::ResultsStore& db, const
     }
   }
   return out;
+}
+
+namespace {
+
+// "key=value" of each non-numeric parameter in a group ("paradnn_cnn block=bottleneck").
+std::map<std::string, std::string> text_params(const std::string& group) {
+  std::map<std::string, std::string> out;
+  for (const auto& token : split(group, ' ')) {
+    const auto eq = token.find('=');
+    if (eq != std::string::npos) out[token.substr(0, eq)] = token.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> with_text_params(std::vector<SweepPoint> points,
+                                         const std::map<std::string, std::string>& values) {
+  for (const auto& [key, value] : values) {
+    std::set<std::string> keys, seen;
+    for (const auto& p : points)
+      for (const auto& [k, v] : text_params(p.group)) {
+        keys.insert(k);
+        if (k == key) seen.insert(v);
+      }
+    if (seen.empty())
+      throw UsageError(fmt::format(
+          "'{}' is not a non-numeric parameter of these sweep points ({}); numeric ones are "
+          "fixed with --fix KEY=NUMBER",
+          key,
+          keys.empty() ? std::string("they have none") : join({keys.begin(), keys.end()}, ", ")));
+    if (!seen.count(value))
+      throw UsageError(fmt::format("no sweep point has {}={}; its values: {}", key, value,
+                                   join({seen.begin(), seen.end()}, ", ")));
+    points.erase(std::remove_if(points.begin(), points.end(),
+                                [&](const SweepPoint& p) {
+                                  const auto t = text_params(p.group);
+                                  auto it = t.find(key);
+                                  return it == t.end() || it->second != value;
+                                }),
+                 points.end());
+  }
+  return points;
 }
 
 }  // namespace plumb::analysis

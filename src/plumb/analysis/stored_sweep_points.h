@@ -2,6 +2,7 @@
 // shared by `plumb analyze` and the report.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,11 @@ SweepPoint analysis_point(const store::StoredSweep& sweep, const store::SweepPoi
 // Throws UsageError naming the sweeps there are when none matches.
 std::vector<SweepPoint> stored_sweep_points(const store::ResultsStore& db, const std::string& sweep,
                                             const std::string& tag);
+
+// The points whose non-numeric parameters have the given values (block=bottleneck), read from
+// their group. Throws UsageError naming the non-numeric parameters when a key is none of them,
+// and the values there are when no point has the value.
+std::vector<SweepPoint> with_text_params(std::vector<SweepPoint> points,
+                                         const std::map<std::string, std::string>& values);
 
 }  // namespace plumb::analysis

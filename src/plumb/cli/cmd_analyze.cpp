@@ -38,15 +38,27 @@ std::vector<analysis::SweepPoint> load_points(const std::string& path, const std
   return analysis::stored_sweep_points(*db, sweep, tag);
 }
 
-std::map<std::string, double> parse_fixed(const std::vector<std::string>& fix) {
-  std::map<std::string, double> out;
+// --fix values: numbers fix numeric hyperparameters; anything else selects the points with
+// that non-numeric value (block=bottleneck, cell=lstm).
+struct FixedValues {
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> texts;
+};
+
+FixedValues parse_fixed(const std::vector<std::string>& fix) {
+  FixedValues out;
   for (const auto& kv : fix) {
     const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw UsageError(
+          fmt::format("--fix must be key=value (nodes=512, block=bottleneck), got '{}'", kv));
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
     char* end = nullptr;
-    const double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
-    if (eq == std::string::npos || eq == 0 || end == kv.c_str() + eq + 1 || *end != '\0')
-      throw UsageError(fmt::format("--fix must be key=number, got '{}'", kv));
-    out[kv.substr(0, eq)] = v;
+    const double v = std::strtod(value.c_str(), &end);
+    if (*end == '\0')
+      out.numbers[key] = v;
+    else
+      out.texts[key] = value;
   }
   return out;
 }
@@ -89,8 +101,10 @@ void print_sensitivity(const analysis::Sensitivity& s) {
 
 void heatmap(const AnalyzeFlags& f) {
   if (f.x.empty() || f.y.empty()) throw UsageError("analyze heatmap needs --x KEY and --y KEY");
-  const auto h = analysis::heat_map(load_points(f.db, f.sweep, f.tag_a), f.x, f.y, f.metric,
-                                    parse_fixed(f.fix));
+  const FixedValues fixed = parse_fixed(f.fix);
+  const auto h = analysis::heat_map(
+      analysis::with_text_params(load_points(f.db, f.sweep, f.tag_a), fixed.texts), f.x, f.y,
+      f.metric, fixed.numbers);
   if (f.json) {
     std::cout << nlohmann::ordered_json{{"group", h.group},
                                         {"metric", h.metric},
@@ -287,7 +301,9 @@ void add_analyze_command(CLI::App& app) {
   common(heat);
   heat->add_option("--x", f->x, "Hyperparameter on the x axis")->required();
   heat->add_option("--y", f->y, "Hyperparameter on the y axis")->required();
-  heat->add_option("--fix", f->fix, "key=value for the other hyperparameters (repeatable)")
+  heat->add_option("--fix", f->fix,
+                   "key=value for the other hyperparameters, numeric (nodes=512) or not "
+                   "(block=bottleneck) (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   heat->callback([f] { heatmap(*f); });
   auto* sens = cmd->add_subcommand("sensitivity", "Linear-regression weights per hyperparameter");
