@@ -185,6 +185,8 @@ TEST_F(SweepCli, BadSpecsShardsAndMergesAreRefused) {
   expect_usage_error(std::string("sweep ") + kGrid + " --shard 2/2 --db " + db(), "--shard");
   expect_usage_error(std::string("sweep ") + kGrid + " --shard x --db " + db(), "--shard");
   expect_usage_error("sweep paradnn_fc --no-probe --db " + db(), "--grid");
+  expect_usage_error("analyze heatmap --x nodes --y batch --fix layers --db " + db(),
+                     "key=value (nodes=512, block=bottleneck)");
   EXPECT_FALSE(fs::exists(db()));
 
   // Same name, different spec: refused, and the stored sweep is untouched.
