@@ -89,6 +89,13 @@ TEST_F(SweepCli, KilledMidWayResumesWithoutLosingOrRepeatingPoints) {
                     " --x nodes --y batch --fix layers=2 --metric examples_per_s");
   ASSERT_EQ(heat.code, 0) << heat.err;
   EXPECT_NE(heat.out.find("batch \\ nodes"), std::string::npos) << heat.out;
+  // Issue 7's acceptance command with nothing fixed (this sweep has no probe, so no
+  // flops_util): one map per value of layers.
+  Result maps =
+      run("analyze heatmap --db " + db() + " --x nodes --y batch --metric examples_per_s");
+  ASSERT_EQ(maps.code, 0) << maps.err;
+  EXPECT_NE(maps.out.find("layers=1:"), std::string::npos) << maps.out;
+  EXPECT_NE(maps.out.find("layers=2:"), std::string::npos) << maps.out;
   Result sens = run("analyze sensitivity --db " + db() + " --metric examples_per_s --json");
   ASSERT_EQ(sens.code, 0) << sens.err;
   EXPECT_EQ(nlohmann::json::parse(sens.out).at("weights").size(), 3u);

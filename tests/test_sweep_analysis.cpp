@@ -171,6 +171,26 @@ TEST(SweepHeatMap, BadAxesMetricAndGroups) {
   expect_usage_error([] { heat_map({}, "batch", "nodes", "util"); }, {"no sweep points"});
 }
 
+TEST(SweepHeatMap, UnfixedParametersGiveOneMapPerValueAndGroup) {
+  // fc_grid varies layers too: without --fix, one map per layers value, ascending.
+  const auto maps = heat_maps(fc_grid(), "nodes", "batch", "util");
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_EQ(maps[0].fixed, (std::map<std::string, double>{{"layers", 1}}));
+  EXPECT_EQ(maps[1].fixed, (std::map<std::string, double>{{"layers", 2}}));
+  EXPECT_DOUBLE_EQ(maps[1].values[1][0], 200 + 8 + 2);  // batch 64, nodes 8
+  // Everything fixed: exactly heat_map().
+  const auto one = heat_maps(fc_grid(), "nodes", "batch", "util", {{"layers", 1}});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].values, heat_map(fc_grid(), "nodes", "batch", "util", {{"layers", 1}}).values);
+  // Two model types: a map each, in the order they appear.
+  std::vector<SweepPoint> mixed = fc_grid();
+  mixed.push_back(point({{"layers", 1}, {"nodes", 8}, {"batch", 32}}, {{"util", 1}}, "other"));
+  const auto per_group = heat_maps(mixed, "nodes", "batch", "util", {{"layers", 1}});
+  ASSERT_EQ(per_group.size(), 2u);
+  EXPECT_EQ(per_group[1].group, "other");
+  expect_usage_error([] { heat_maps(fc_grid(), "nodes", "batch", "flops"); }, {"'flops'"});
+}
+
 TEST(SweepHeatMap, NonNumericParametersSelectOneGroup) {
   // A CNN sweep over both block types: one heat map per block type.
   std::vector<SweepPoint> points;

@@ -150,6 +150,62 @@ HeatMap heat_map(const std::vector<SweepPoint>& points, const std::string& x_key
   return map;
 }
 
+std::vector<HeatMap> heat_maps(const std::vector<SweepPoint>& points, const std::string& x_key,
+                               const std::string& y_key, const std::string& metric,
+                               const std::map<std::string, double>& fixed) {
+  sweep::require_points(points, "sweep points");
+  std::vector<HeatMap> maps;
+  for (const std::string& group : sweep::groups_in_order(points)) {
+    std::vector<SweepPoint> members;
+    for (const auto& p : points)
+      if (p.group == group) members.push_back(p);
+    // Parameters to split on: present with two values, or in some points only.
+    std::map<std::string, std::set<double>> values;
+    std::map<std::string, size_t> present;
+    for (const auto& p : members)
+      for (const auto& [key, value] : p.params) {
+        values[key].insert(value);
+        ++present[key];
+      }
+    std::vector<std::string> split_keys;
+    for (const auto& [key, vs] : values)
+      if (key != x_key && key != y_key && !fixed.count(key) &&
+          (vs.size() > 1 || present[key] < members.size()))
+        split_keys.push_back(key);
+    if (split_keys.empty()) {
+      maps.push_back(heat_map(members, x_key, y_key, metric, fixed));
+      continue;
+    }
+    // The value combinations that occur among points matching `fixed`, ascending.
+    std::set<std::vector<double>> combinations;
+    for (const auto& p : members) {
+      bool matches = true;
+      for (const auto& [key, value] : fixed) {
+        auto it = p.params.find(key);
+        if (it != p.params.end() && it->second != value) matches = false;
+      }
+      std::vector<double> combination;
+      for (const auto& key : split_keys) {
+        auto it = p.params.find(key);
+        if (it == p.params.end()) {
+          matches = false;
+          break;
+        }
+        combination.push_back(it->second);
+      }
+      if (matches) combinations.insert(combination);
+    }
+    if (combinations.empty())  // let heat_map name what is wrong with `fixed`
+      maps.push_back(heat_map(members, x_key, y_key, metric, fixed));
+    for (const auto& combination : combinations) {
+      std::map<std::string, double> all_fixed = fixed;
+      for (size_t k = 0; k < split_keys.size(); ++k) all_fixed[split_keys[k]] = combination[k];
+      maps.push_back(heat_map(members, x_key, y_key, metric, all_fixed));
+    }
+  }
+  return maps;
+}
+
 std::vector<BoxStats> box_plots(const std::vector<SweepPoint>& points, const std::string& metric) {
   sweep::require_points(points, "sweep points");
   sweep::require_metric(points, metric, "sweep points");

@@ -66,6 +66,14 @@ HeatMap heat_map(const std::vector<SweepPoint>& points, const std::string& x_key
                  const std::string& y_key, const std::string& metric,
                  const std::map<std::string, double>& fixed = {});
 
+// Heat maps for everything that is not fixed (small multiples): one per group and per
+// combination of values of the parameters that vary among that group's points and are neither
+// axes nor in `fixed`, in group order and ascending values. With nothing left unfixed this is
+// exactly heat_map(). The same UsageErrors as heat_map() for bad axes, metric or fixed values.
+std::vector<HeatMap> heat_maps(const std::vector<SweepPoint>& points, const std::string& x_key,
+                               const std::string& y_key, const std::string& metric,
+                               const std::map<std::string, double>& fixed = {});
+
 // ---------------------------------------------------------------------------------------------
 // Linear-regression sensitivity (ParaDnn Sec. 2.3, 4.1; Fig. 2(d)-(f), 8(a), 9(a))
 

@@ -99,38 +99,26 @@ void print_sensitivity(const analysis::Sensitivity& s) {
       s.metric, s.log_inputs ? " (log2 first)" : "", s.r_squared, s.n, s.n_failed, s.metric);
 }
 
-void heatmap(const AnalyzeFlags& f) {
-  if (f.x.empty() || f.y.empty()) throw UsageError("analyze heatmap needs --x KEY and --y KEY");
-  const FixedValues fixed = parse_fixed(f.fix);
-  const auto h = analysis::heat_map(
-      analysis::with_text_params(load_points(f.db, f.sweep, f.tag_a), fixed.texts), f.x, f.y,
-      f.metric, fixed.numbers);
-  if (f.json) {
-    std::cout << nlohmann::ordered_json{{"group", h.group},
-                                        {"metric", h.metric},
-                                        {"x", h.x_key},
-                                        {"y", h.y_key},
-                                        {"fixed", h.fixed},
-                                        {"xs", h.xs},
-                                        {"ys", h.ys},
-                                        {"values",
-                                         [&] {
-                                           nlohmann::ordered_json rows =
-                                               nlohmann::ordered_json::array();
-                                           for (const auto& row : h.values) {
-                                             nlohmann::ordered_json r =
-                                                 nlohmann::ordered_json::array();
-                                             for (double v : row) r.push_back(json_number(v));
-                                             rows.push_back(r);
-                                           }
-                                           return rows;
-                                         }()},
-                                        {"n_points", h.n_points},
-                                        {"n_failed", h.n_failed}}
-                     .dump(2)
-              << '\n';
-    return;
+nlohmann::ordered_json heat_map_json(const analysis::HeatMap& h) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& row : h.values) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::array();
+    for (double v : row) r.push_back(json_number(v));
+    rows.push_back(r);
   }
+  return {{"group", h.group},
+          {"metric", h.metric},
+          {"x", h.x_key},
+          {"y", h.y_key},
+          {"fixed", h.fixed},
+          {"xs", h.xs},
+          {"ys", h.ys},
+          {"values", rows},
+          {"n_points", h.n_points},
+          {"n_failed", h.n_failed}};
+}
+
+void print_heat_map(const analysis::HeatMap& h) {
   std::vector<std::string> header = {h.y_key + " \\ " + h.x_key};
   for (double x : h.xs) header.push_back(value_text(x));
   Table t(header);
@@ -145,6 +133,27 @@ void heatmap(const AnalyzeFlags& f) {
   t.print(std::cout);
   std::cout << fmt::format("{} points; {} without a value ('-': not run or failed)\n", h.n_points,
                            h.n_failed);
+}
+
+// Without --fix for every other varying hyperparameter, one map per model type and value
+// combination (small multiples), as the report draws them.
+void heatmap(const AnalyzeFlags& f) {
+  if (f.x.empty() || f.y.empty()) throw UsageError("analyze heatmap needs --x KEY and --y KEY");
+  const FixedValues fixed = parse_fixed(f.fix);
+  const auto maps = analysis::heat_maps(
+      analysis::with_text_params(load_points(f.db, f.sweep, f.tag_a), fixed.texts), f.x, f.y,
+      f.metric, fixed.numbers);
+  if (f.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& h : maps) all.push_back(heat_map_json(h));
+    // One map: the object alone (the documented shape); several: an array of such objects.
+    std::cout << (maps.size() == 1 ? all.front() : all).dump(2) << '\n';
+    return;
+  }
+  for (size_t i = 0; i < maps.size(); ++i) {
+    if (i > 0) std::cout << '\n';
+    print_heat_map(maps[i]);
+  }
 }
 
 void sensitivity(const AnalyzeFlags& f) {
