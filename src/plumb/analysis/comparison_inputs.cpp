@@ -298,7 +298,7 @@ std::vector<std::vector<double>> replicate_groups(const std::vector<store::Store
   std::set<std::string> settings, machines;
   std::set<int64_t> own;
   for (const auto& r : picked) {
-    settings.insert(r.workload + " " + match_key(r, {}));
+    settings.insert(match_key(r, {}));  // workload, mode and every key field
     machines.insert(platform::machine_key(r.environment));
     own.insert(r.id);
   }
@@ -306,8 +306,7 @@ std::vector<std::vector<double>> replicate_groups(const std::vector<store::Store
   for (const auto& r : history) {
     if (r.result.status != run::RunStatus::kOk || excluded.count(r.id)) continue;
     if (!own.count(r.id) && injected_delay(r.result) != nullptr) continue;
-    if (!settings.count(r.workload + " " + match_key(r, {})) ||
-        !machines.count(platform::machine_key(r.environment)))
+    if (!settings.count(match_key(r, {})) || !machines.count(platform::machine_key(r.environment)))
       continue;
     groups[conditions(r) + " | " + match_key(r, {})].push_back(r.result.throughput);
     excluded.insert(r.id);
