@@ -5,6 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-bench-results}"
 mkdir -p "$out"
+if [ -e "/usr/lib/$(gcc -print-multiarch)/openblas-pthread/libopenblas.so.0" ]; then
+  bash bench/blas_threading.sh build/plumb 2 | tee "$out/blas_threading.txt"
+else
+  echo "skipped bench/blas_threading.sh: it needs libopenblas0-pthread beside the OpenMP build" |
+    tee "$out/blas_threading.txt"
+fi
 bash bench/run_pytorch_compare.sh --rounds 5 | tee "$out/pytorch_compare.txt"
 ./build/bench/plumb_bench_observer_overhead resnet50 train 8 2 10 3 | tee "$out/observer_overhead.txt"
 ./build/bench/plumb_bench_observer_overhead seq2seq train 8 2 10 3 | tee -a "$out/observer_overhead.txt"

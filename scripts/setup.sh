@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ git pkg-config
   libtorch-dev            # the execution engine (LibTorch 1.13, CPU)
-  libopenblas0-pthread    # without it LibTorch falls back to reference BLAS (~25x slower GEMM)
+  libopenblas0-openmp     # without it LibTorch falls back to reference BLAS (~25x slower GEMM)
   libdnnl-dev             # oneDNN: reduced-precision kernels
   libsqlite3-dev libsqlitecpp-dev  # results store
   nlohmann-json3-dev libcli11-dev libfmt-dev
@@ -21,17 +21,29 @@ packages=(
 # which conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# LibTorch runs its own operators on OpenMP threads. OpenBLAS's OpenMP build shares that pool;
+# its pthreads build (preferred by Debian's alternatives when both are installed) starts a
+# second pool that competes for the cores: 2-thread GEMMs up to ~3x slower on a 2-core VM.
+multiarch=$(gcc -print-multiarch)
+for lib in libblas.so.3 liblapack.so.3 libopenblas.so.0; do
+  want="/usr/lib/$multiarch/openblas-openmp/$lib"
+  if [ "$(update-alternatives --query "$lib-$multiarch" | sed -n 's/^Value: //p')" != "$want" ]; then
+    echo "setup: pointing $lib at OpenBLAS's OpenMP build"
+    $sudo update-alternatives --set "$lib-$multiarch" "$want"
+  fi
+done
 
 # The report's JavaScript, pinned by web/package-lock.json; reinstalled only when it changes.
 if ! cmp -s web/package-lock.json web/node_modules/.plumb-installed-lock 2>/dev/null; then

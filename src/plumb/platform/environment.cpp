@@ -116,7 +116,7 @@ Environment capture_environment(int threads_used, const std::string& device) {
   env.device = device_name(device);
 
   // Conditions that make a timing less trustworthy, recorded next to it.
-  if (!blas.optimized) env.warnings.push_back("reference BLAS: matrix products ~25x slower");
+  if (const std::string w = blas_environment_warning(blas); !w.empty()) env.warnings.push_back(w);
   if (env.logical_cores > 0 && env.load_average_1m > 0.5 * env.logical_cores)
     env.warnings.push_back(
         fmt::format("load average {:.2f} on {} cores at start: other processes compete for the CPU",

@@ -51,9 +51,9 @@ void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
 
 std::string apply_threads(int threads) {
   torch::set_num_threads(threads);
-  // OpenBLAS (Debian's libopenblas0-pthread) keeps its own thread pool, which
-  // torch::set_num_threads does not size: without this, "--threads 1" still runs GEMMs on
-  // every core and the pools of OpenMP and OpenBLAS oversubscribe the machine.
+  // OpenBLAS sizes its threads apart from torch::set_num_threads: its pthreads build keeps a
+  // pool of its own (without this, "--threads 1" still runs GEMMs on every core), and its
+  // OpenMP build caps its parallel regions at this count too.
   using SetThreads = void (*)(int);
   if (auto set_blas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     set_blas(threads);

@@ -1,0 +1,52 @@
+// The BLAS check: which library LibTorch's GEMMs run on and how it threads, and the warnings
+// plumb prints for the two set-ups that distort every measurement.
+#include <gtest/gtest.h>
+
+#include "plumb/platform/blas_check.h"
+
+namespace plumb::platform {
+namespace {
+
+TEST(BlasCheck, NamesOpenBlasThreadingModels) {
+  EXPECT_EQ(openblas_threading_name(0), "sequential");
+  EXPECT_EQ(openblas_threading_name(1), "pthreads");
+  EXPECT_EQ(openblas_threading_name(2), "openmp");
+  EXPECT_EQ(openblas_threading_name(7), "unknown");
+}
+
+TEST(BlasCheck, ReferenceBlasIsWarnedAboutWithTheFix) {
+  BlasInfo reference{"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", false, ""};
+  const std::string w = blas_warning(reference);
+  EXPECT_NE(w.find("not an optimized BLAS"), std::string::npos) << w;
+  EXPECT_NE(w.find("libopenblas0-openmp"), std::string::npos) << w;
+  EXPECT_NE(blas_environment_warning(reference).find("reference BLAS"), std::string::npos);
+}
+
+TEST(BlasCheck, PthreadsOpenBlasIsWarnedAboutWithTheFix) {
+  BlasInfo pthreads{"/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3", true, "pthreads"};
+  const std::string w = blas_warning(pthreads);
+  EXPECT_NE(w.find("pthreads build"), std::string::npos) << w;
+  EXPECT_NE(w.find("libopenblas0-openmp"), std::string::npos) << w;
+  EXPECT_NE(blas_environment_warning(pthreads).find("compete"), std::string::npos);
+}
+
+TEST(BlasCheck, OpenMpAndSequentialOpenBlasAreQuiet) {
+  for (const char* threading : {"openmp", "sequential", ""}) {
+    BlasInfo ok{"/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", true, threading};
+    EXPECT_EQ(blas_warning(ok), "") << threading;
+    EXPECT_EQ(blas_environment_warning(ok), "") << threading;
+  }
+}
+
+// scripts/setup.sh points Debian's alternatives at OpenBLAS's OpenMP build; this process runs
+// on what it set up. (A machine on another optimized BLAS, e.g. MKL, has nothing to check.)
+TEST(BlasCheck, ThisProcessRunsOnAnOptimizedBlasThatSharesLibTorchsThreads) {
+  const BlasInfo here = detect_blas();
+  EXPECT_TRUE(here.optimized) << here.library;
+  if (here.library.find("openblas") != std::string::npos) {
+    EXPECT_EQ(here.threading, "openmp") << here.library;
+  }
+}
+
+}  // namespace
+}  // namespace plumb::platform
