@@ -8,6 +8,7 @@ Usage: /usr/bin/python3 bench/compare_pytorch.py [--plumb build/plumb] [--rounds
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -34,6 +35,21 @@ args = parser.parse_args()
 db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
 
 
+# Two-sided 95% Student-t quantiles by degrees of freedom (python3-scipy is not a dependency).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
+
+
+def geometric_interval(ratios):
+    """Geometric mean of per-round ratios and its 95% t-interval (log scale), or Nones."""
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), None, None
+    half = T975[min(len(logs) - 2, len(T975) - 1)] * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
 def run_plumb(model, mode, batch):
     out = subprocess.run([args.plumb, "run", model, "--mode", mode, "--batch", str(batch),
                           "--threads", str(args.threads), "--max-time", str(args.max_time),
@@ -52,6 +68,10 @@ def run_pytorch(model, mode, batch, warmup, iters):
                           "--warmup", str(warmup), "--iters", str(iters)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def fmt(x):
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 rows = []
@@ -79,23 +99,32 @@ for model in args.models.split(","):
         # per-round ratio cancels slow drift; report the median over rounds and the spread.
         ratios = [p / t for p, t in zip(plumb_tp, torch_tp)]
         ratio = statistics.median(ratios)
+        geo, geo_low, geo_high = geometric_interval(ratios)
         row = dict(model=model, mode=mode, batch=batch, threads=args.threads, unit=unit,
+                   geo=geo, geo_low=geo_low, geo_high=geo_high,
                    plumb=statistics.median(plumb_tp), pytorch=statistics.median(torch_tp),
                    ratio=ratio, ratio_min=min(ratios), ratio_max=max(ratios), plumb_runs=plumb_tp, pytorch_runs=torch_tp,
                    params_plumb=info["params"], params_pytorch=params_torch)
         rows.append(row)
         print(f"{model:9s} {mode:5s} batch {batch:3d}: plumb {row['plumb']:10.2f} {unit}, "
               f"PyTorch {row['pytorch']:10.2f} {unit}, ratio {ratio:.3f} "
-              f"[{min(ratios):.3f}..{max(ratios):.3f}], params "
+              f"[{min(ratios):.3f}..{max(ratios):.3f}], geometric mean {geo:.3f} "
+              f"(95% CI {fmt(geo_low)}..{fmt(geo_high)}), params "
               f"{info['params']} vs {params_torch}", flush=True)
         if info["params"] != params_torch:
             sys.exit(f"parameter counts differ for {model}: the models are not the same")
 
 print("\n| model | mode | batch | threads | plumb | PyTorch | unit | plumb/PyTorch (median) "
-      "| per-round range |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "| per-round range | geometric mean (95% CI) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['model']} | {r['mode']} | {r['batch']} | {r['threads']} | {r['plumb']:.2f} | "
-          f"{r['pytorch']:.2f} | {r['unit']} | {r['ratio']:.3f} | {r['ratio_min']:.3f}..{r['ratio_max']:.3f} |")
+          f"{r['pytorch']:.2f} | {r['unit']} | {r['ratio']:.3f} | {r['ratio_min']:.3f}..{r['ratio_max']:.3f} "
+          f"| {r['geo']:.3f} ({fmt(r['geo_low'])}..{fmt(r['geo_high'])}) |")
 worst = min(r["ratio"] for r in rows)
 print(f"\nlowest ratio: {worst:.3f} ({'meets' if worst >= 1.0 else 'below'} the 1.0 target)")
+# Rounds differ by several percent on a shared machine, so a median a little under 1 can be
+# noise: say which rows' intervals lie wholly below 1 (plumb significantly slower).
+slower = [f"{r['model']} {r['mode']}" for r in rows if r["geo_high"] is not None and r["geo_high"] < 1]
+print("significantly slower than PyTorch (95% CI of the geometric mean below 1): "
+      + (", ".join(slower) if slower else "none"))
