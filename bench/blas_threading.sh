@@ -25,7 +25,8 @@ for _ in $(seq 1 "$reps"); do
     for threads in 1 2; do
       for build in pthread openmp; do
         json=$(LD_LIBRARY_PATH=$libdir/openblas-$build "$plumb" run $w --threads "$threads" \
-          --max-time 6 --max-warmup-time 6 --db "$db" --json 2>/dev/null)
+          --max-time 6 --max-warmup-time 6 --db "$db" --json 2>/dev/null) ||
+          { echo "plumb run $w --threads $threads failed with the $build build" >&2; exit 1; }
         printf '%-34s %7s %9s %14s\n' "$w" "$threads" "$build" \
           "$(jq -r '"\(.throughput | . * 10 | round / 10) \(.throughput_unit)"' <<<"$json")"
       done
