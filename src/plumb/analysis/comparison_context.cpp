@@ -18,12 +18,12 @@ namespace plumb::analysis {
 namespace {
 
 // A JSON environment value as one line of text: strings as they are, lists comma-joined.
-std::string value_text(const nlohmann::ordered_json& v) {
+std::string environment_value_text(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "unknown";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) {
     std::vector<std::string> parts;
-    for (const auto& item : v) parts.push_back(value_text(item));
+    for (const auto& item : v) parts.push_back(environment_value_text(item));
     return join(parts, ",");
   }
   return v.dump();
@@ -33,7 +33,7 @@ std::string value_text(const nlohmann::ordered_json& v) {
 std::string side_values(const std::vector<nlohmann::ordered_json>& side, const std::string& key) {
   std::vector<std::string> values;
   for (const auto& env : side) {
-    std::string text = value_text(env.at(key));
+    std::string text = environment_value_text(env.at(key));
     if (std::find(values.begin(), values.end(), text) == values.end()) values.push_back(text);
   }
   return values.empty() ? "-" : join(values, " | ");

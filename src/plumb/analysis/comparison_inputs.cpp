@@ -23,14 +23,14 @@ using KeyFields = std::map<std::string, std::string>;  // field -> value text, s
 // Filters may also name these; they are never part of the match key.
 const std::set<std::string> kSelectionOnlyFields = {"tag", "workload"};
 
-std::string value_text(const nlohmann::ordered_json& v) {
+std::string config_value_text(const nlohmann::ordered_json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
 // Everything that defines what a record measured, apart from the workload.
 KeyFields key_fields(const store::StoredRecord& r) {
   KeyFields k;
-  for (const auto& item : r.config.items()) k[item.key()] = value_text(item.value());
+  for (const auto& item : r.config.items()) k[item.key()] = config_value_text(item.value());
   k["batch"] = std::to_string(r.batch);
   k["mode"] = r.mode;
   k["threads"] = std::to_string(r.threads);

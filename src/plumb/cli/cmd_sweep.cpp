@@ -35,10 +35,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 struct SweepFlags {
   std::string target;  // spec file, or workload name with --grid
   std::vector<std::string> grid, sets;
@@ -252,7 +248,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
       m["uncosted_share"] = json_number(b.uncosted_share);
     }
     rec.metrics = m;
-    rec.wall_s = seconds_since(point_start);
+    rec.wall_s = run::seconds_since(point_start);
     if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
         rec.wall_s > spec.budget.point_time_limit_s) {
       rec.status = "timeout";
@@ -266,7 +262,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     warmup_total += rec.warmup_s;
     measure_total += rec.measure_s;
     if (rec.status != "ok") ++failures;
-    const double elapsed = seconds_since(start);
+    const double elapsed = run::seconds_since(start);
     std::cerr << fmt::format(
         "[{}/{}] {}: {} | failures {}, elapsed {}, ETA {}\n", i + 1, todo.size(), p.key,
         rec.status == "ok"
@@ -277,7 +273,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
         eta_text(elapsed / static_cast<double>(i + 1) * static_cast<double>(todo.size() - i - 1)));
     finished.push_back(rec);
   }
-  const double total = seconds_since(start);
+  const double total = run::seconds_since(start);
   if (failures > 0) exit_code = 1;
   if (f.json) {
     nlohmann::ordered_json out;

@@ -124,6 +124,11 @@ std::optional<double> scalar_at(const OpCall& call, size_t i) {
   return std::nullopt;
 }
 
+LossReduction reduction_at(const OpCall& call, size_t i) {
+  return static_cast<LossReduction>(
+      static_cast<int64_t>(scalar_at(call, i).value_or(static_cast<double>(LossReduction::kMean))));
+}
+
 bool flag_at(const OpCall& call, size_t i, bool fallback) {
   if (i >= call.inputs.size()) return fallback;
   const ArgMeta& a = call.inputs[i];

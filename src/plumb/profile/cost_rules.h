@@ -70,6 +70,10 @@ double all_input_bytes(const OpCall& call, size_t arity);
 // Value of a Scalar/int/float argument, nullopt when absent or not numeric.
 std::optional<double> scalar_at(const OpCall& call, size_t i);
 bool flag_at(const OpCall& call, size_t i, bool fallback);
+// at::Reduction, the reduction argument of the loss operators.
+enum class LossReduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
+// The reduction argument at position i; Mean (ATen's default) when absent.
+LossReduction reduction_at(const OpCall& call, size_t i);
 bool is_kind(const OpCall& call, size_t i, ArgMeta::Kind kind);
 // An optional ScalarType argument (it arrives as an int), or `fallback` when absent.
 c10::ScalarType dtype_at(const OpCall& call, size_t i, c10::ScalarType fallback);

@@ -15,24 +15,15 @@ namespace plumb::profile::cost {
 
 namespace {
 
-// at::Reduction: None 0, Mean 1, Sum 2.
-constexpr int64_t kNoReduction = 0;
-constexpr int64_t kMeanReduction = 1;
-
-int64_t reduction_of(const OpCall& call, size_t i) {
-  auto value = scalar_at(call, i);
-  return value ? static_cast<int64_t>(*value) : kMeanReduction;
-}
-
 // huber_loss(self, target, reduction, delta)
 OpCost huber_loss(const OpCall& call) {
   const TensorMeta* x = call.input_tensor(0);
   if (x == nullptr) return {};
-  const int64_t reduction = reduction_of(call, 2);
+  const LossReduction reduction = reduction_at(call, 2);
   const double n = numel(x->shape), es = element_size(x->dtype);
   double flops = 5 * n;
-  if (reduction != kNoReduction) flops += n + (reduction == kMeanReduction ? 1 : 0);
-  const double computed = reduction == kNoReduction ? n * es : es;
+  if (reduction != LossReduction::kNone) flops += n + (reduction == LossReduction::kMean ? 1 : 0);
+  const double computed = reduction == LossReduction::kNone ? n * es : es;
   return make_cost(flops, all_input_bytes(call, 2), written_bytes(call, computed, 4));
 }
 
@@ -40,9 +31,9 @@ OpCost huber_loss(const OpCall& call) {
 OpCost huber_loss_backward(const OpCall& call) {
   const TensorMeta* x = call.input_tensor(1);
   if (x == nullptr) return {};
-  const int64_t reduction = reduction_of(call, 3);
+  const LossReduction reduction = reduction_at(call, 3);
   const double n = numel(x->shape), es = element_size(x->dtype);
-  const double flops = 4 * n + (reduction == kMeanReduction ? n : 0);
+  const double flops = 4 * n + (reduction == LossReduction::kMean ? n : 0);
   return make_cost(flops, all_input_bytes(call, 3), written_bytes(call, n * es, 5));
 }
 

@@ -258,12 +258,6 @@ OpCost adaptive_avg_backward(const OpCall& call, size_t dims) {
 
 // ---- Losses ----
 
-enum Reduction : int64_t { kNone = 0, kMean = 1, kSum = 2 };
-
-int64_t reduction_at(const OpCall& call, size_t i) {
-  return static_cast<int64_t>(scalar_at(call, i).value_or(kMean));
-}
-
 // nll_loss(self [N, C] or [C] or [N, C, d...], target [N] or [N, d...], weight?, reduction,
 // ignore_index) and the *_forward variants (which also return total_weight).
 OpCost nll_loss(const OpCall& call) {
@@ -271,14 +265,14 @@ OpCost nll_loss(const OpCall& call) {
   const TensorMeta* target = call.input_tensor(1);
   if (x == nullptr || target == nullptr) return {};
   const TensorMeta* w = call.input_tensor(2);
-  const int64_t red = reduction_at(call, 3);
+  const LossReduction red = reduction_at(call, 3);
   const double n = numel(target->shape);
   const double es = element_size(x->dtype);
-  const double flops = n * (w != nullptr ? 2 : 1) + (red == kMean ? 1 : 0);
+  const double flops = n * (w != nullptr ? 2 : 1) + (red == LossReduction::kMean ? 1 : 0);
   const double read = bytes_of(target) + n * es + bytes_of(w);
   const bool has_total =
       call.name.size() > 8 && call.name.compare(call.name.size() - 8, 8, "_forward") == 0;
-  const double computed = (red == kNone ? n : 1) * es + (has_total ? es : 0);
+  const double computed = (red == LossReduction::kNone ? n : 1) * es + (has_total ? es : 0);
   return make_cost(flops, read, written_bytes(call, computed));
 }
 
@@ -290,7 +284,8 @@ OpCost nll_loss_backward(const OpCall& call) {
   if (g == nullptr || x == nullptr || target == nullptr) return {};
   const TensorMeta* w = call.input_tensor(3);
   const double n = numel(target->shape);
-  const double per = 1 + (w != nullptr ? 1 : 0) + (reduction_at(call, 4) == kMean ? 1 : 0);
+  const double per =
+      1 + (w != nullptr ? 1 : 0) + (reduction_at(call, 4) == LossReduction::kMean ? 1 : 0);
   // self is passed for its shape only: the kernel zero-fills a grad and scatters N values.
   const double read = all_input_bytes(call, 7) - bytes_of(x);
   return make_cost(per * n, read, written_bytes(call, numel(x->shape) * element_size(x->dtype), 7));
@@ -301,7 +296,7 @@ OpCost cross_entropy(const OpCall& call) {
   const TensorMeta* x = call.input_tensor(0);
   const TensorMeta* target = call.input_tensor(1);
   if (x == nullptr || target == nullptr) return {};
-  const int64_t red = reduction_at(call, 3);
+  const LossReduction red = reduction_at(call, 3);
   const double n = numel(x->shape);
   const bool probabilities = is_floating(target->dtype);
   const double rows =
@@ -309,8 +304,8 @@ OpCost cross_entropy(const OpCall& call) {
                     : numel(target->shape);
   double flops = 5 * n + (probabilities ? 2 * n : rows * (call.input_tensor(2) != nullptr ? 2 : 1));
   if (scalar_at(call, 5).value_or(0.0) != 0) flops += 2 * n;  // label smoothing
-  if (red == kMean) flops += 1;
-  const double computed = (red == kNone ? rows : 1) * element_size(x->dtype);
+  if (red == LossReduction::kMean) flops += 1;
+  const double computed = (red == LossReduction::kNone ? rows : 1) * element_size(x->dtype);
   return make_cost(flops, all_input_bytes(call, 3), written_bytes(call, computed, 3));
 }
 
@@ -321,16 +316,16 @@ OpCost pointwise_loss(const OpCall& call, size_t self_index, double per, size_t 
                       bool backward) {
   const TensorMeta* x = call.input_tensor(self_index);
   if (x == nullptr) return {};
-  const int64_t red = reduction_at(call, reduction_index);
+  const LossReduction red = reduction_at(call, reduction_index);
   const double n = numel(x->shape);
   const double es = element_size(x->dtype);
   double flops = per * n;
   double computed = n * es;
   if (backward) {
-    if (red == kMean) flops += n;
+    if (red == LossReduction::kMean) flops += n;
   } else {
-    if (red != kNone) flops += n + (red == kMean ? 1 : 0);
-    if (red != kNone) computed = es;
+    if (red != LossReduction::kNone) flops += n + (red == LossReduction::kMean ? 1 : 0);
+    if (red != LossReduction::kNone) computed = es;
   }
   return make_cost(flops, all_input_bytes(call, reduction_index),
                    written_bytes(call, computed, reduction_index));

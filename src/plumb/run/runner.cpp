@@ -19,10 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
   auto start = Clock::now();
   double cpu_start = process_cpu_seconds();

@@ -21,10 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 bool is_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
          what.find("can't allocate memory") != std::string::npos ||
@@ -37,6 +33,10 @@ std::string first_line(const std::string& text) {
 }
 
 }  // namespace
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 double injected_step_delay_s() {
   const char* text = std::getenv(kInjectDelayVariable);

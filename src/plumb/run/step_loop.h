@@ -4,6 +4,7 @@
 // (NaN loss, out of memory, exceptions) to run statuses.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace plumb::run {
 // The user scope (at::RecordFunction) under which batches are synthesised, so observers can
 // tell data preparation from the model's own work.
 inline constexpr char kDataScope[] = "plumb::data";
+
+// Seconds on the steady clock since `start` (every duration plumb measures or budgets).
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 // Distinct synthetic batches a loop cycles through (see step_loop.cpp).
 inline constexpr size_t kDefaultBatchPool = 3;

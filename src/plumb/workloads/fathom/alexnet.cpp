@@ -17,6 +17,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
@@ -38,11 +39,6 @@ torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch
 
 nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
-}
-
-// ReLU(inplace=True) as torchvision: saves an allocation and a pass over each feature map.
-nn::ReLU inplace_relu() {
-  return nn::ReLU(nn::ReLUOptions(/*inplace=*/true));
 }
 
 nn::MaxPool2d pool() {

@@ -35,16 +35,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/layers.h"
 #include "plumb/workloads/common/synthetic_env.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-int64_t conv_out(int64_t in, int64_t kernel, int64_t stride) {
-  return (in - kernel) / stride + 1;
-}
 
 struct DqnNetImpl : nn::Module {
   DqnNetImpl(const Config& c, std::string layer_prefix)

@@ -30,7 +30,7 @@ namespace {
 namespace nn = torch::nn;
 namespace F = torch::nn::functional;
 
-constexpr int64_t kReservedIds = 4;  // PAD, GO, EOS, UNK as in the translate model
+constexpr int64_t kSeq2seqReservedIds = 4;  // PAD, GO, EOS, UNK as in the translate model
 constexpr int64_t kGoId = 1;
 
 // One LSTM layer with a single bias vector (TensorFlow BasicLSTMCell parameterisation).
@@ -78,8 +78,8 @@ nn::ModuleList make_stack(int64_t layers, int64_t input, int64_t hidden) {
   return list;
 }
 
-struct AttentionImpl : nn::Module {
-  AttentionImpl(int64_t memory, int64_t query, int64_t size)
+struct TranslateAttentionImpl : nn::Module {
+  TranslateAttentionImpl(int64_t memory, int64_t query, int64_t size)
       : memory_proj(register_module("memory_proj",
                                     nn::Linear(nn::LinearOptions(memory, size).bias(false)))),
         query_proj(register_module("query_proj", nn::Linear(query, size))) {
@@ -88,7 +88,7 @@ struct AttentionImpl : nn::Module {
   nn::Linear memory_proj, query_proj;
   torch::Tensor v;
 };
-TORCH_MODULE(Attention);
+TORCH_MODULE(TranslateAttention);
 
 struct Seq2SeqImpl : nn::Module {
   explicit Seq2SeqImpl(const Config& c)
@@ -108,7 +108,8 @@ struct Seq2SeqImpl : nn::Module {
             "input_proj", nn::Linear(c.get_int("embedding") + hidden, c.get_int("embedding")))),
         decoder_lstm(
             register_module("decoder_lstm", make_stack(layers, c.get_int("embedding"), hidden))),
-        attention(register_module("attention", Attention(hidden, 2 * layers * hidden, hidden))),
+        attention(
+            register_module("attention", TranslateAttention(hidden, 2 * layers * hidden, hidden))),
         output_proj(register_module("output_proj", nn::Linear(2 * hidden, hidden))),
         projection(register_module("projection", nn::Linear(hidden, c.get_int("target_vocab")))) {}
 
@@ -196,7 +197,7 @@ struct Seq2SeqImpl : nn::Module {
   nn::Embedding decoder_embedding;
   nn::Linear input_proj;
   nn::ModuleList decoder_lstm;
-  Attention attention;
+  TranslateAttention attention;
   nn::Linear output_proj, projection;
 };
 TORCH_MODULE(Seq2Seq);
@@ -215,8 +216,9 @@ class Seq2SeqModel : public Model {
     net_->to(device);
     optimizer_ = std::make_unique<torch::optim::SGD>(net_->parameters(),
                                                      torch::optim::SGDOptions(c.get_double("lr")));
-    source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kReservedIds, device);
-    target_probs_ = log_uniform_probabilities(target_vocab_ - kReservedIds, device);
+    source_probs_ =
+        log_uniform_probabilities(c.get_int("source_vocab") - kSeq2seqReservedIds, device);
+    target_probs_ = log_uniform_probabilities(target_vocab_ - kSeq2seqReservedIds, device);
     sampler_probs_ = log_uniform_probabilities(target_vocab_, device);
   }
 
@@ -225,8 +227,8 @@ class Seq2SeqModel : public Model {
   // tensors: source [B, S], decoder input [B, T] (GO + target[:-1]), targets [B, T],
   // target weights [B, T] (1 for real tokens, 0 for padding).
   Batch make_batch() override {
-    auto source = zipf_tokens(source_probs_, batch_, source_len_, kReservedIds);
-    auto target = zipf_tokens(target_probs_, batch_, target_len_, kReservedIds);
+    auto source = zipf_tokens(source_probs_, batch_, source_len_, kSeq2seqReservedIds);
+    auto target = zipf_tokens(target_probs_, batch_, target_len_, kSeq2seqReservedIds);
     // Sentences in the (40, 50) bucket have targets longer than the previous bucket's 25.
     auto lengths = torch::randint(target_len_ / 2, target_len_ + 1, {batch_, 1},
                                   torch::TensorOptions().dtype(torch::kLong).device(device_));
@@ -334,9 +336,9 @@ Workload make_seq2seq() {
     c.add_int("batch", 64, "mini-batch size (Fathom: 64)");
     c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 40000, "source vocabulary (Fathom: 40,000 English words)",
-              kReservedIds + 1);
+              kSeq2seqReservedIds + 1);
     c.add_int("target_vocab", 40000, "target vocabulary (Fathom: 40,000 French words)",
-              kReservedIds + 1);
+              kSeq2seqReservedIds + 1);
     c.add_int("embedding", 256, "word embedding size (Fathom: equal to the LSTM size)");
     c.add_int("hidden", 256, "LSTM units per layer (Fathom: 256)");
     c.add_int("layers", 3, "stacked LSTM layers in encoder and decoder (Fathom: 3)");

@@ -19,6 +19,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
@@ -47,11 +48,6 @@ torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch
     x = scope.output(child.forward(x));
   }
   return x;
-}
-
-// ReLU(inplace=True) as torchvision: saves an allocation and a pass over each feature map.
-nn::ReLU inplace_relu() {
-  return nn::ReLU(nn::ReLUOptions(/*inplace=*/true));
 }
 
 // torchvision's make_layers(cfgs["E"], batch_norm=False): conv, relu pairs and pools, indexed

@@ -34,6 +34,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 #include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
@@ -55,10 +56,6 @@ nn::Conv3d conv3d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64
 // Caffe2 SpatialBN(epsilon=1e-3, momentum=0.9): running = 0.9 running + 0.1 batch.
 nn::BatchNorm3d batch_norm(int64_t channels) {
   return nn::BatchNorm3d(nn::BatchNorm3dOptions(channels).eps(1e-3).momentum(0.1));
-}
-
-nn::ReLU inplace_relu() {
-  return nn::ReLU(nn::ReLUOptions().inplace(true));
 }
 
 // A conv -> BN (-> ReLU) unit, named as torchvision's Sequential children "0", "1", "2".

@@ -36,8 +36,8 @@ namespace {
 namespace nn = torch::nn;
 namespace F = torch::nn::functional;
 
-constexpr int64_t kEosId = 0;  // GroundHog: 0 end of sentence (also the padding), 1 UNK
-constexpr int64_t kReservedIds = 2;
+constexpr int64_t kGruEosId = 0;  // GroundHog: 0 end of sentence (also the padding), 1 UNK
+constexpr int64_t kGruReservedIds = 2;
 
 // One GRU with a single 3n bias (Theano/GroundHog); gates in torch's r, z, n order.
 struct GruImpl : nn::Module {
@@ -65,8 +65,8 @@ nn::Linear linear(int64_t in, int64_t out, bool bias, double std) {
   return l;
 }
 
-struct AttentionImpl : nn::Module {
-  AttentionImpl(int64_t state, int64_t memory, int64_t size)
+struct RnnSearchAttentionImpl : nn::Module {
+  RnnSearchAttentionImpl(int64_t state, int64_t memory, int64_t size)
       : query_proj(register_module("query_proj", linear(state, size, false, 0.001))),
         memory_proj(register_module("memory_proj", linear(memory, size, true, 0.001))) {
     v = register_parameter("v", torch::zeros({size}));
@@ -74,7 +74,7 @@ struct AttentionImpl : nn::Module {
   nn::Linear query_proj, memory_proj;  // W_a, U_a
   torch::Tensor v;                     // v_a
 };
-TORCH_MODULE(Attention);
+TORCH_MODULE(RnnSearchAttention);
 
 struct DeepOutputImpl : nn::Module {
   DeepOutputImpl(int64_t state, int64_t embedding, int64_t context, int64_t maxout)
@@ -104,8 +104,8 @@ struct RnnSearchImpl : nn::Module {
         init_state(register_module("init_state", linear(hidden, hidden, true, 0.01))),
         decoder_embedding(register_module("decoder_embedding",
                                           nn::Embedding(c.get_int("target_vocab"), embedding))),
-        attention(
-            register_module("attention", Attention(hidden, 2 * hidden, c.get_int("alignment")))),
+        attention(register_module("attention",
+                                  RnnSearchAttention(hidden, 2 * hidden, c.get_int("alignment")))),
         decoder_gru(register_module("decoder_gru", Gru(embedding + 2 * hidden, hidden))),
         deep_output(register_module(
             "deep_output", DeepOutput(hidden, embedding, 2 * hidden, c.get_int("maxout")))),
@@ -184,7 +184,7 @@ struct RnnSearchImpl : nn::Module {
   Gru encoder_fw, encoder_bw;
   nn::Linear init_state;
   nn::Embedding decoder_embedding;
-  Attention attention;
+  RnnSearchAttention attention;
   Gru decoder_gru;
   DeepOutput deep_output;
   nn::Linear output_projection;
@@ -241,8 +241,8 @@ class RnnSearchModel : public Model {
       optimizer_ =
           std::make_unique<Adadelta>(net_->parameters(), c.get_double("rho"), c.get_double("eps"));
     }
-    source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kReservedIds, device);
-    target_probs_ = log_uniform_probabilities(c.get_int("target_vocab") - kReservedIds, device);
+    source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kGruReservedIds, device);
+    target_probs_ = log_uniform_probabilities(c.get_int("target_vocab") - kGruReservedIds, device);
   }
 
   nn::Module& module() override { return *net_; }
@@ -255,10 +255,10 @@ class RnnSearchModel : public Model {
         sentence_lengths(batch_, std::min(min_len_, source_len_), source_len_, device_);
     auto target_lengths =
         sentence_lengths(batch_, std::min(min_len_, target_len_), target_len_, device_);
-    auto source =
-        padded_sentences(source_probs_, source_lengths, source_len_, kReservedIds, kEosId, kEosId);
-    auto target =
-        padded_sentences(target_probs_, target_lengths, target_len_, kReservedIds, kEosId, kEosId);
+    auto source = padded_sentences(source_probs_, source_lengths, source_len_, kGruReservedIds,
+                                   kGruEosId, kGruEosId);
+    auto target = padded_sentences(target_probs_, target_lengths, target_len_, kGruReservedIds,
+                                   kGruEosId, kGruEosId);
     // Work unit: target positions of the padded batch (the decoder computes them all).
     return {{source, length_mask(source_lengths, source_len_), target,
              length_mask(target_lengths, target_len_)},
@@ -313,7 +313,7 @@ class RnnSearchModel : public Model {
       enc.pad = enc.pad.index_select(0, expand);
       enc.state = enc.state.index_select(0, expand);  // [B*K, n]
     }
-    BeamSearch search(batch, beam_, kEosId, LengthNorm::kPower, 1.0, device_);
+    BeamSearch search(batch, beam_, kGruEosId, LengthNorm::kPower, 1.0, device_);
     auto state = enc.state;
     auto prev = torch::zeros({batch * beam_, net_->embedding}, state.options());
     for (int64_t t = 0; t < target_len_; ++t) {
@@ -369,9 +369,9 @@ Workload make_seq2seq_gru() {
     c.add_int("batch", 80, "sentence pairs per batch (Bahdanau: 80)");
     c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 30000, "source shortlist incl. EOS and UNK (Bahdanau: 30,000)",
-              kReservedIds + 1);
+              kGruReservedIds + 1);
     c.add_int("target_vocab", 30000, "target shortlist incl. EOS and UNK (Bahdanau: 30,000)",
-              kReservedIds + 1);
+              kGruReservedIds + 1);
     c.add_int("embedding", 620, "word embedding size m (Bahdanau: 620)");
     c.add_int("hidden", 1000, "GRU units n, per encoder direction and in the decoder (1000)");
     c.add_int("alignment", 1000, "alignment model hidden size n' (Bahdanau: 1000)");

@@ -18,6 +18,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
@@ -29,12 +30,6 @@ constexpr int64_t kBottleneck = 4;   // bn_size: the 1x1 conv widens to 4k chann
 
 nn::Conv2d conv_no_bias(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
-}
-
-// torchvision: nn.ReLU(inplace=True) on each batch-norm output (BN's backward needs its input,
-// not its output, so overwriting the output is safe and saves a feature map per layer).
-nn::ReLU inplace_relu() {
-  return nn::ReLU(nn::ReLUOptions().inplace(true));
 }
 
 // One dense layer: [B, in, H, W] (as a list of earlier outputs) -> [B, k, H, W].

@@ -19,16 +19,12 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-// torchvision: nn.ReLU(inplace=True) everywhere; in place, no feature map is allocated for it.
-nn::ReLU inplace_relu() {
-  return nn::ReLU(nn::ReLUOptions().inplace(true));
-}
 
 // torchvision: MaxPool2d(3, stride 2, ceil_mode=True), the Caffe pooling arithmetic.
 nn::MaxPool2d max_pool() {

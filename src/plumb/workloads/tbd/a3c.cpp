@@ -43,16 +43,13 @@
 #include <ATen/ThreadLocalState.h>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/layers.h"
 #include "plumb/workloads/common/synthetic_env.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-int64_t conv_out(int64_t in, int64_t kernel, int64_t stride) {
-  return (in - kernel) / stride + 1;
-}
 
 struct PolicyValue {
   torch::Tensor logits;  // [B, actions]

@@ -26,6 +26,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
@@ -39,9 +40,6 @@ constexpr double kBnEps = 1e-3;       // MXNet batchnorm helper: eps 0.001
 constexpr double kBnMomentum = 0.1;   // MXNet momentum 0.9 = keep 90% of the running value
 constexpr int64_t kBucketStep = 100;  // deepspeech.cfg buckets 200, 300, ..., 1600 frames
 
-int64_t conv_out(int64_t in, int64_t kernel, int64_t stride) {
-  return (in - kernel) / stride + 1;
-}
 // Time steps left after both convolutions.
 int64_t steps_after_conv(int64_t frames) {
   return conv_out(conv_out(frames, kKernelT1, kStrideT1), kKernelT2, kStrideT2);

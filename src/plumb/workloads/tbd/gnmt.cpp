@@ -37,9 +37,9 @@ namespace {
 namespace nn = torch::nn;
 namespace F = torch::nn::functional;
 
-constexpr int64_t kSosId = 1;  // nmt vocabularies start with <unk>, <s>, </s>; sentences are
-constexpr int64_t kEosId = 2;  // padded with </s> and masked by their lengths
-constexpr int64_t kReservedIds = 3;
+constexpr int64_t kSosId = 1;      // nmt vocabularies start with <unk>, <s>, </s>; sentences are
+constexpr int64_t kGnmtEosId = 2;  // padded with </s> and masked by their lengths
+constexpr int64_t kGnmtReservedIds = 3;
 
 // One LSTM layer with a single bias vector (TensorFlow BasicLSTMCell parameterisation).
 struct LstmLayerImpl : nn::Module {
@@ -220,8 +220,8 @@ class NmtModel : public Model {
     net_->to(device);
     optimizer_ = std::make_unique<torch::optim::SGD>(net_->parameters(),
                                                      torch::optim::SGDOptions(c.get_double("lr")));
-    source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kReservedIds, device);
-    target_probs_ = log_uniform_probabilities(c.get_int("target_vocab") - kReservedIds, device);
+    source_probs_ = log_uniform_probabilities(c.get_int("source_vocab") - kGnmtReservedIds, device);
+    target_probs_ = log_uniform_probabilities(c.get_int("target_vocab") - kGnmtReservedIds, device);
   }
 
   nn::Module& module() override { return *net_; }
@@ -234,13 +234,13 @@ class NmtModel : public Model {
         sentence_lengths(batch_, std::min(min_len_, source_len_), source_len_, device_);
     auto source_real = length_mask(source_lengths, source_len_);
     auto source =
-        torch::where(source_real, zipf_tokens(source_probs_, batch_, source_len_, kReservedIds),
-                     torch::full({batch_, source_len_}, kEosId, source_lengths.options()));
+        torch::where(source_real, zipf_tokens(source_probs_, batch_, source_len_, kGnmtReservedIds),
+                     torch::full({batch_, source_len_}, kGnmtEosId, source_lengths.options()));
     // Targets count their </s>: lengths up to target_len.
     auto target_lengths =
         sentence_lengths(batch_, std::min(min_len_ + 1, target_len_), target_len_, device_);
-    auto target =
-        padded_sentences(target_probs_, target_lengths, target_len_, kReservedIds, kEosId, kEosId);
+    auto target = padded_sentences(target_probs_, target_lengths, target_len_, kGnmtReservedIds,
+                                   kGnmtEosId, kGnmtEosId);
     auto decoder_input = torch::cat(
         {torch::full({batch_, 1}, kSosId, target.options()), target.narrow(1, 0, target_len_ - 1)},
         1);
@@ -298,7 +298,7 @@ class NmtModel : public Model {
       state.attention = state.attention.index_select(0, expand);
     }
     net_->project_keys(enc);
-    BeamSearch search(batch, beam_, kEosId, LengthNorm::kGnmt, length_penalty_, device_);
+    BeamSearch search(batch, beam_, kGnmtEosId, LengthNorm::kGnmt, length_penalty_, device_);
     auto tokens = torch::full({batch * beam_}, kSosId, b.tensors[0].options());
     for (int64_t t = 0; t < target_len_; ++t) {
       auto input = run_layer("decoder_embedding", net_->decoder_embedding, tokens);  // [B*K, E]
@@ -354,9 +354,9 @@ Workload make_gnmt() {
     c.add_int("batch", 128, "sentence pairs per batch (nmt iwslt15: 128; TBD's TF maximum)");
     c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 17191, "English vocabulary: 17,188 words (TBD) + <unk>, <s>, </s>",
-              kReservedIds + 1);
+              kGnmtReservedIds + 1);
     c.add_int("target_vocab", 7709, "Vietnamese vocabulary of the nmt IWSLT15 data",
-              kReservedIds + 1);
+              kGnmtReservedIds + 1);
     c.add_int("embedding", 512, "embedding size (nmt: num_units 512)");
     c.add_int("hidden", 512, "LSTM units per layer and direction (nmt iwslt15: 512)");
     c.add_int("decoder_layers", 2, "decoder LSTM layers (nmt iwslt15: num_layers 2)");

@@ -33,14 +33,14 @@ namespace {
 namespace nn = torch::nn;
 namespace F = torch::nn::functional;
 
-constexpr int64_t kPadId = 0;  // tensor2tensor's reserved ids: 0 PAD (also the decoder's
-constexpr int64_t kEosId = 1;  // start symbol after the right shift), 1 EOS
-constexpr int64_t kReservedIds = 2;
+constexpr int64_t kPadId = 0;             // tensor2tensor's reserved ids: 0 PAD (also the decoder's
+constexpr int64_t kTransformerEosId = 1;  // start symbol after the right shift), 1 EOS
+constexpr int64_t kTransformerReservedIds = 2;
 
 // Multi-head attention with separate bias-free projections. Keys/values of past decoder
 // positions can be cached for incremental decoding.
-struct AttentionImpl : nn::Module {
-  AttentionImpl(int64_t d_model, int64_t heads_) : heads(heads_) {
+struct MultiHeadAttentionImpl : nn::Module {
+  MultiHeadAttentionImpl(int64_t d_model, int64_t heads_) : heads(heads_) {
     auto proj = [&](const char* name) {
       return register_module(name, nn::Linear(nn::LinearOptions(d_model, d_model).bias(false)));
     };
@@ -87,7 +87,7 @@ struct AttentionImpl : nn::Module {
   int64_t heads;
   nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
 };
-TORCH_MODULE(Attention);
+TORCH_MODULE(MultiHeadAttention);
 
 struct FeedForwardImpl : nn::Module {
   FeedForwardImpl(int64_t d_model, int64_t ff)
@@ -117,7 +117,7 @@ torch::Tensor add_norm(const std::string& path, nn::LayerNorm& norm, const torch
 
 struct EncoderLayerImpl : nn::Module {
   EncoderLayerImpl(int64_t d_model, int64_t ff, int64_t heads)
-      : self_attn(register_module("self_attn", Attention(d_model, heads))),
+      : self_attn(register_module("self_attn", MultiHeadAttention(d_model, heads))),
         norm1(register_module("norm1", nn::LayerNorm(nn::LayerNormOptions({d_model})))),
         ff_(register_module("ff", FeedForward(d_model, ff))),
         norm2(register_module("norm2", nn::LayerNorm(nn::LayerNormOptions({d_model})))) {}
@@ -135,7 +135,7 @@ struct EncoderLayerImpl : nn::Module {
                     is_training());  // [B, S, D]
   }
 
-  Attention self_attn;
+  MultiHeadAttention self_attn;
   nn::LayerNorm norm1;
   FeedForward ff_;
   nn::LayerNorm norm2;
@@ -150,9 +150,9 @@ struct LayerCache {
 
 struct DecoderLayerImpl : nn::Module {
   DecoderLayerImpl(int64_t d_model, int64_t ff, int64_t heads)
-      : self_attn(register_module("self_attn", Attention(d_model, heads))),
+      : self_attn(register_module("self_attn", MultiHeadAttention(d_model, heads))),
         norm1(register_module("norm1", nn::LayerNorm(nn::LayerNormOptions({d_model})))),
-        cross_attn(register_module("cross_attn", Attention(d_model, heads))),
+        cross_attn(register_module("cross_attn", MultiHeadAttention(d_model, heads))),
         norm2(register_module("norm2", nn::LayerNorm(nn::LayerNormOptions({d_model})))),
         ff_(register_module("ff", FeedForward(d_model, ff))),
         norm3(register_module("norm3", nn::LayerNorm(nn::LayerNormOptions({d_model})))) {}
@@ -185,9 +185,9 @@ struct DecoderLayerImpl : nn::Module {
                     is_training());  // [B, T, D]
   }
 
-  Attention self_attn;
+  MultiHeadAttention self_attn;
   nn::LayerNorm norm1;
-  Attention cross_attn;
+  MultiHeadAttention cross_attn;
   nn::LayerNorm norm2;
   FeedForward ff_;
   nn::LayerNorm norm3;
@@ -288,7 +288,7 @@ class TransformerModel : public Model {
         net_->parameters(), torch::optim::AdamOptions(0.0)
                                 .betas({c.get_double("beta1"), c.get_double("beta2")})
                                 .eps(c.get_double("eps")));
-    word_probs_ = log_uniform_probabilities(c.get_int("vocab") - kReservedIds, device);
+    word_probs_ = log_uniform_probabilities(c.get_int("vocab") - kTransformerReservedIds, device);
   }
 
   nn::Module& module() override { return *net_; }
@@ -300,11 +300,11 @@ class TransformerModel : public Model {
     auto source = padded_sentences(
         word_probs_,
         sentence_lengths(batch_, std::min(min_len_, source_len_), source_len_, device_),
-        source_len_, kReservedIds, kEosId, kPadId);
+        source_len_, kTransformerReservedIds, kTransformerEosId, kPadId);
     auto target = padded_sentences(
         word_probs_,
         sentence_lengths(batch_, std::min(min_len_, target_len_), target_len_, device_),
-        target_len_, kReservedIds, kEosId, kPadId);
+        target_len_, kTransformerReservedIds, kTransformerEosId, kPadId);
     auto decoder_input = torch::cat(
         {torch::full({batch_, 1}, kPadId, target.options()), target.narrow(1, 0, target_len_ - 1)},
         1);
@@ -367,7 +367,7 @@ class TransformerModel : public Model {
         cache.cross_v = cache.cross_v.index_select(0, expand);
       }
     }
-    BeamSearch search(batch, beam_, kEosId, LengthNorm::kGnmt, length_penalty_, device_);
+    BeamSearch search(batch, beam_, kTransformerEosId, LengthNorm::kGnmt, length_penalty_, device_);
     auto tokens = torch::full({batch * beam_, 1}, kPadId, source.options());  // start symbol
     for (int64_t t = 0; t < target_len_; ++t) {
       auto out = net_->decode(tokens, t, {}, memory_mask, caches, true);  // [B*K, 1, D]
@@ -426,7 +426,7 @@ Workload make_transformer() {
               "target tokens (paper section 5.1)");
     c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("vocab", 37000, "shared source/target BPE vocabulary (paper and TBD: 37,000)",
-              kReservedIds + 1);
+              kTransformerReservedIds + 1);
     c.add_int("d_model", 512, "model width (paper: 512, base)");
     c.add_int("ff", 2048, "inner feed-forward width (paper: 2048)");
     c.add_int("heads", 8, "attention heads (paper: 8, d_k = d_v = 64)");
