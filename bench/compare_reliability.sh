@@ -24,10 +24,11 @@ out_dir=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out_dir"
 
 # The verdict of the only row of `plumb compare` between tags a and b (exit 1 = slower is
-# expected), with its interval and the run-to-run SD it used.
+# expected), with its interval, the run-to-run SD it used, and its resolution: the smallest
+# change these runs call 19 times in 20, and the runs per side a 10% change needs.
 verdict() {
   "$plumb" compare --db "$1" --tag a --tag b --all-runs --json $compare_args |
-    jq -r '.comparisons[0] | "\(.verdict) \(.ratio) [\(.ci_low), \(.ci_high)] sd=\(.between_run_sd) dof=\(.between_run_dof)"' || true
+    jq -r '.comparisons[0] | "\(.verdict) \(.ratio) [\(.ci_low), \(.ci_high)] sd=\(.between_run_sd) dof=\(.between_run_dof) detectable=\(.detectable_change) runs_for_10pct=\(.runs_per_side_to_detect)"' || true
 }
 
 # Mean step time of the first run, in milliseconds.

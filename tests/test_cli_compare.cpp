@@ -79,6 +79,37 @@ TEST_F(CompareCli, JsonDocument) {
     if (f["field"] == "cpu_model") cpu_differs = f["differs"].get<bool>();
   EXPECT_TRUE(cpu_differs);
   EXPECT_EQ(j["method"]["tolerance"], 0.02);
+  EXPECT_EQ(j["method"]["detect"], 0.10);
+  // One run per side, no earlier runs: what the comparison could resolve is unknown.
+  EXPECT_TRUE(row["detectable_change"].is_null());
+  EXPECT_TRUE(row["runs_per_side_to_detect"].is_null());
+}
+
+TEST_F(CompareCli, ReplicatesSayWhatTheComparisonCouldResolve) {
+  // Three runs per tag, runs a few % apart, no real difference: the verdict is "no significant
+  // difference", and the resolution says how large a change these runs could have missed.
+  SyntheticRun s;
+  const double offsets[] = {1.00, 1.04, 0.97};
+  for (int r = 0; r < 3; ++r) {
+    s.tag = "a";
+    s.seed = 10 + r;
+    s.mean_s = 0.010 * offsets[r];
+    store(db(), s);
+    s.tag = "b";
+    s.seed = 20 + r;
+    s.mean_s = 0.010 * offsets[(r + 1) % 3];
+    store(db(), s);
+  }
+  const std::string args = "compare --db " + db() + " --tag a --tag b --all-runs --detect 0.05";
+  Result r = plumb(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("resolution (changes called 95 times in 100)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with 3 + 3 runs varying "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a 5.0% change needs "), std::string::npos) << r.out;
+  Result j = plumb(args + " --json");
+  const auto row = nlohmann::json::parse(j.out)["comparisons"][0];
+  EXPECT_GT(row["detectable_change"].get<double>(), 0.05);
+  EXPECT_GT(row["runs_per_side_to_detect"].get<int>(), 3);
 }
 
 TEST_F(CompareCli, ToleranceDecidesASmallDifference) {
@@ -127,6 +158,7 @@ TEST_F(CompareCli, BadUsageExitsTwoWithOneLine) {
   expect_usage_error("compare" + in, "nothing to compare");
   expect_usage_error("compare" + in + " --tag a --tag nope", "selects no runs");
   expect_usage_error("compare" + in + " 1 2 --tolerance 2", "--tolerance");
+  expect_usage_error("compare" + in + " 1 2 --detect 0.01", "--detect");
   expect_usage_error("compare" + in + " --where-a threads --where-b threads=2", "FIELD=VALUE");
 }
 

@@ -206,6 +206,71 @@ TEST(RunComparison, ReplicatesDetectAShiftLargerThanTheirSpread) {
   EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
 }
 
+TEST(RunComparison, ResolutionSaysWhatTheRunsCouldSee) {
+  // 12 runs per side varying by 5.4% (log SD; 22 dof): margin = log 1.02 + (t_0.975(22) +
+  // t_0.95(22)) * 0.054 * sqrt(2/12) = 0.019803 + (2.07387 + 1.71714) * 0.022045 = 0.103376,
+  // so a throughput loss of 1 - exp(-0.103376) = 9.82% is called 19 times in 20.
+  const ComparisonOptions o;
+  const Resolution r = resolution({0.054, 22}, 12, 12, o);
+  EXPECT_NEAR(r.detectable_change, 0.09822, 0.0002);
+  // 10% (log 0.10536): 11 runs per side give a margin of 0.10755, 12 give 0.10338.
+  EXPECT_EQ(r.runs_per_side_to_detect, 12u);
+  // Fewer runs or noisier runs resolve less; the runs needed for 10% do not depend on how many
+  // this comparison had.
+  const Resolution six = resolution({0.054, 10}, 6, 6, o);
+  EXPECT_GT(six.detectable_change, r.detectable_change);
+  EXPECT_EQ(six.runs_per_side_to_detect, 12u);
+  EXPECT_GT(resolution({0.08, 22}, 12, 12, o).runs_per_side_to_detect, 12u);
+  // Degrees of freedom from earlier runs stay with every k: fewer runs are needed.
+  EXPECT_LT(resolution({0.054, 22 + 40}, 12, 12, o).runs_per_side_to_detect, 12u);
+  // Unknown spread: nothing to say. Identical runs: only the tolerance band is left.
+  EXPECT_TRUE(std::isnan(resolution({}, 1, 1, o).detectable_change));
+  EXPECT_EQ(resolution({}, 1, 1, o).runs_per_side_to_detect, 0u);
+  EXPECT_NEAR(resolution({0.0, 4}, 3, 3, o).detectable_change, 1 - 1 / 1.02, 1e-12);
+  // Beyond kMaxRunsPerSide: reported as 0.
+  EXPECT_EQ(resolution({2.0, 4}, 3, 3, o).runs_per_side_to_detect, 0u);
+}
+
+// Side of k runs whose log throughputs are normal around log(units / mean_s) with SD sd; every
+// run's samples are constant, so only the between-run variation is in the interval.
+SideSamples replicated_side(double mean_s, double sd, size_t k, std::mt19937_64& rng) {
+  std::normal_distribution<double> noise(0, sd);
+  SideSamples side;
+  for (size_t r = 0; r < k; ++r) {
+    side.runs_step_s.push_back(std::vector<double>(4, mean_s * std::exp(noise(rng))));
+    side.units_per_step.push_back(8);
+  }
+  return side;
+}
+
+TEST(RunComparison, ADetectableChangeIsCalledNineteenTimesInTwenty) {
+  // The resolution's promise checked by simulation: 8 runs per side varying by 5%; a slowdown
+  // of exactly the detectable size is called "slower" in about 95% of 400 comparisons, half
+  // of it far less often, and identical sides almost never.
+  ComparisonOptions o;
+  o.resamples = 200;
+  const size_t k = 8, trials = 400;
+  const double sd = 0.05;
+  const double change = resolution({sd, 2 * (k - 1)}, k, k, o).detectable_change;
+  ASSERT_GT(change, 0.05);
+  ASSERT_LT(change, 0.15);
+  std::mt19937_64 rng(7);
+  auto slower_rate = [&](double loss) {
+    size_t slower = 0;
+    for (size_t i = 0; i < trials; ++i) {
+      const SideSamples a = replicated_side(0.01, sd, k, rng);
+      const SideSamples b = replicated_side(0.01 / (1 - loss), sd, k, rng);
+      if (compare_throughput(a, b, o).verdict == Verdict::kSlower) ++slower;
+    }
+    return static_cast<double>(slower) / trials;
+  };
+  const double at_change = slower_rate(change);
+  EXPECT_GT(at_change, 0.91);
+  EXPECT_LT(at_change, 0.99);
+  EXPECT_LT(slower_rate(change / 2), 0.6);
+  EXPECT_LT(slower_rate(0), 0.02);
+}
+
 TEST(RunComparison, TooFewSamplesIsNotComparable) {
   const auto c = compare_throughput(one_run({0.01}), one_run(noisy_samples(0.01, 0.01, 50, 1)), {});
   EXPECT_EQ(c.verdict, Verdict::kNotComparable);
@@ -232,6 +297,13 @@ TEST(RunComparison, OptionsAreValidated) {
   o = {};
   o.resamples = 10;
   EXPECT_THROW(validate_comparison_options(o), UsageError);
+  o = {};
+  o.detect = 0.015;  // inside the 2% band: never called
+  EXPECT_THROW(validate_comparison_options(o), UsageError);
+  o.detect = 1;
+  EXPECT_THROW(validate_comparison_options(o), UsageError);
+  o.detect = 0.05;
+  EXPECT_NO_THROW(validate_comparison_options(o));
 }
 
 TEST(ComparisonContext, EnvironmentFieldsFlagWhatDiffers) {

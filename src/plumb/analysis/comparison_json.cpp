@@ -16,6 +16,8 @@ Json method_json(const ComparisonOptions& o, const std::vector<std::string>& ign
   j["resamples"] = o.resamples;
   j["seed"] = o.seed;
   j["tolerance"] = o.tolerance;
+  j["detect"] = o.detect;
+  j["detection_power"] = kDetectionPower;
   j["ignored_fields"] = ignored;
   return j;
 }
@@ -55,6 +57,11 @@ Json row_json(const ComparisonRow& row) {
   j["block_b"] = t.block_b;
   j["between_run_sd"] = json_number(t.between_runs.sd);
   j["between_run_dof"] = t.between_runs.dof;
+  j["detectable_change"] = json_number(t.resolution.detectable_change);
+  if (t.resolution.runs_per_side_to_detect == 0)
+    j["runs_per_side_to_detect"] = nullptr;
+  else
+    j["runs_per_side_to_detect"] = t.resolution.runs_per_side_to_detect;
   if (row.categories.empty()) {
     j["categories"] = nullptr;
   } else {

@@ -133,7 +133,38 @@ std::string verdict_reason(const ThroughputComparison& c, double tolerance) {
   return "";
 }
 
+// The log size a change must exceed to be called with kDetectionPower, for runs whose log
+// throughput varies by `sd` (with `dof` degrees of freedom) and inverse_runs = 1/k_A + 1/k_B.
+double detection_margin(double sd, double dof, double inverse_runs, const ComparisonOptions& o) {
+  const double t_interval = run::t_critical(o.confidence, dof);
+  const double t_power = run::t_critical(2 * kDetectionPower - 1, dof);  // one-sided quantile
+  return std::log1p(o.tolerance) + (t_interval + t_power) * sd * std::sqrt(inverse_runs);
+}
+
 }  // namespace
+
+Resolution resolution(const BetweenRunSpread& spread, size_t runs_a, size_t runs_b,
+                      const ComparisonOptions& options) {
+  Resolution r;
+  if (spread.dof == 0 || !(spread.sd >= 0) || runs_a == 0 || runs_b == 0) return r;
+  const double inverse_runs = 1.0 / static_cast<double>(runs_a) + 1.0 / static_cast<double>(runs_b);
+  r.detectable_change = -std::expm1(
+      -detection_margin(spread.sd, static_cast<double>(spread.dof), inverse_runs, options));
+  // Degrees of freedom from earlier runs in the databases: they stay whatever k is; each side's
+  // own k runs add k - 1.
+  const double own_dof = static_cast<double>(runs_a - 1 + runs_b - 1);
+  const double earlier_dof = std::max(0.0, static_cast<double>(spread.dof) - own_dof);
+  const double wanted = -std::log1p(-options.detect);  // log size of the change to resolve
+  for (size_t k = 1; k <= kMaxRunsPerSide; ++k) {
+    const double dof = earlier_dof + 2.0 * static_cast<double>(k - 1);
+    if (dof < 1) continue;
+    if (detection_margin(spread.sd, dof, 2.0 / static_cast<double>(k), options) <= wanted) {
+      r.runs_per_side_to_detect = k;
+      break;
+    }
+  }
+  return r;
+}
 
 BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& groups) {
   BetweenRunSpread spread;
@@ -160,6 +191,13 @@ void validate_comparison_options(const ComparisonOptions& o) {
         fmt::format("--confidence is a fraction in (0, 1), e.g. 0.95; got {}", o.confidence));
   if (o.resamples < 100)
     throw UsageError(fmt::format("--resamples must be at least 100, got {}", o.resamples));
+  // A change no larger than the tolerance band is never called, whatever the runs.
+  const double smallest = -std::expm1(-std::log1p(o.tolerance));
+  if (!(o.detect > smallest && o.detect < 1))
+    throw UsageError(fmt::format(
+        "--detect is the throughput change to size the runs for, a fraction in ({:.4f}, 1) "
+        "(beyond the {:.1f}% tolerance band), e.g. 0.10 for 10%; got {}",
+        smallest, 100 * o.tolerance, o.detect));
 }
 
 const char* verdict_name(Verdict verdict) {
@@ -272,6 +310,7 @@ ThroughputComparison compare_throughput(const SideSamples& a, const SideSamples&
     c.ci_low = std::min(c.ci_low, c.ratio * std::exp(-half));
     c.ci_high = std::max(c.ci_high, c.ratio * std::exp(half));
   }
+  c.resolution = resolution(c.between_runs, c.runs_a, c.runs_b, options);
   c.verdict = judge(c.ci_low, c.ci_high, options.tolerance);
   c.reason = verdict_reason(c, options.tolerance) + "; " + between_run_text(c.between_runs);
   return c;

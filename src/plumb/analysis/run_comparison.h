@@ -33,6 +33,15 @@
 //   difference to be called than a quiet one, and a significant but tiny difference on a very
 //   quiet benchmark is not called a regression. The band is symmetric in log space, so
 //   swapping A and B swaps "faster" and "slower" exactly.
+// - Resolution: what these runs could have seen. With a between-run SD s, k_A and k_B runs
+//   and tolerance t, a true change of log size d is called with probability p (the detection
+//   power, 95%: "19 times in 20") when d >= log(1 + t) + (t_c(dof) + t_p(dof)) * s *
+//   sqrt(1/k_A + 1/k_B), t_c the interval's two-sided critical value and t_p the one-sided
+//   p quantile. That smallest d, as a fraction of throughput, is the detectable change; the
+//   same inequality solved for k (equal per side, each new pair of runs adding its dof) gives
+//   the runs per side needed to resolve a change the user names (--detect, default 10%). A
+//   "no significant difference" is then read against it: no change *larger than this* is
+//   likely, not "nothing changed".
 #pragma once
 
 #include <cstddef>
@@ -48,10 +57,16 @@ struct ComparisonOptions {
   double confidence = 0.95;  // of the bootstrap interval
   size_t resamples = 2000;   // bootstrap replicates
   uint64_t seed = 20180924;  // fixed: the same inputs give the same interval
+  double detect = 0.10;      // the change runs_per_side_to_detect is computed for (fraction)
 };
 
+// The probability with which a change of the detectable size is called (see above).
+inline constexpr double kDetectionPower = 0.95;
+// The most runs per side the resolution search considers.
+inline constexpr size_t kMaxRunsPerSide = 1000;
+
 // Throws UsageError when an option is out of range (tolerance in [0, 1), confidence in
-// (0, 1), at least 100 resamples).
+// (0, 1), at least 100 resamples, detect in (0, 1) and beyond the tolerance band).
 void validate_comparison_options(const ComparisonOptions& options);
 
 // The measurements of one side for one workload setting.
@@ -71,6 +86,18 @@ struct BetweenRunSpread {
 };
 BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& groups);
 
+// What a comparison with this between-run spread and these run counts can resolve.
+struct Resolution {
+  // Smallest throughput loss (fraction, 0.12 = 12%) called "slower" with kDetectionPower; the
+  // same change in log size upwards is called "faster" as often. NaN when the spread is unknown.
+  double detectable_change = std::numeric_limits<double>::quiet_NaN();
+  // Runs per side (equal on both sides) with which a change of options.detect would be called
+  // with kDetectionPower; 0 when the spread is unknown or more than kMaxRunsPerSide are needed.
+  size_t runs_per_side_to_detect = 0;
+};
+Resolution resolution(const BetweenRunSpread& spread, size_t runs_a, size_t runs_b,
+                      const ComparisonOptions& options);
+
 enum class Verdict { kFaster, kSlower, kNoSignificantDifference, kNotComparable };
 // "faster", "slower", "no significant difference", "not comparable".
 const char* verdict_name(Verdict verdict);
@@ -84,6 +111,7 @@ struct ThroughputComparison {
   double cv_a = 0, cv_b = 0;            // step-time CV, pooled over the side's samples
   size_t block_a = 0, block_b = 0;      // bootstrap block length (largest over the side's runs)
   BetweenRunSpread between_runs;        // over both sides' replicate groups
+  Resolution resolution;                // what these runs could resolve
   Verdict verdict = Verdict::kNotComparable;
   std::string reason;  // one line saying why this verdict
 };

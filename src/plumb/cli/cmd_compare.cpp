@@ -3,6 +3,7 @@
 // interval (within and between runs) and a verdict, then per-category deltas where both sides were
 // profiled. Exit status 1 when some setting is significantly slower beyond the tolerance (for CI),
 // 2 for bad usage. Method: docs/compare.md.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -141,6 +142,38 @@ void print_categories(const analysis::ComparisonRow& row) {
   table.print(std::cout);
 }
 
+// Per row: the smallest change these runs would call 19 times in 20, and the runs per side a
+// change of --detect needs, so "no significant difference" is read for what it is.
+void print_resolution(const analysis::Comparison& c) {
+  bool header = false;
+  for (const auto& row : c.rows) {
+    const auto& t = row.throughput;
+    if (t.verdict == analysis::Verdict::kNotComparable) continue;
+    if (!header) {
+      std::cout << fmt::format("\nresolution (changes called {:.0f} times in 100):\n",
+                               100 * analysis::kDetectionPower);
+      header = true;
+    }
+    std::cout << fmt::format("{} {} {}: ", row.workload, row.mode, row.setting);
+    if (std::isnan(t.resolution.detectable_change)) {
+      std::cout << "unknown: the run-to-run variation is unknown with one run per side; store "
+                   "3 or more per side and use --all-runs\n";
+      continue;
+    }
+    std::cout << fmt::format(
+        "with {} + {} runs varying {} from run to run, changes of {} or more are called; ",
+        t.runs_a, t.runs_b, format_percent(t.between_runs.sd),
+        format_percent(t.resolution.detectable_change));
+    const double detect = c.statistics.detect;
+    if (t.resolution.runs_per_side_to_detect == 0)
+      std::cout << fmt::format("a {} change would need more than {} runs per side\n",
+                               format_percent(detect), analysis::kMaxRunsPerSide);
+    else
+      std::cout << fmt::format("a {} change needs {} runs per side\n", format_percent(detect),
+                               t.resolution.runs_per_side_to_detect);
+  }
+}
+
 void print_human(const analysis::Comparison& c) {
   std::cout << fmt::format(
       "A = {}\nB = {}\nratio = throughput B / A; {:.0f}% interval: block bootstrap ({} "
@@ -171,6 +204,7 @@ void print_human(const analysis::Comparison& c) {
       std::cout << " (differs: " << join(row.key_differences, ", ") << ")";
     std::cout << '\n';
   }
+  print_resolution(c);
   for (const auto& row : c.rows)
     if (!row.categories.empty()) print_categories(row);
   if (!c.only_in_a.empty()) std::cout << "\nonly in A: " << join(c.only_in_a, "; ") << '\n';
@@ -220,6 +254,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--resamples", f->statistics.resamples, "Bootstrap replicates")
       ->capture_default_str();
   cmd->add_option("--seed", f->statistics.seed, "Bootstrap seed (fixed: results repeat)")
+      ->capture_default_str();
+  cmd->add_option("--detect", f->statistics.detect,
+                  "Throughput change to size the runs for: each row says how many runs per "
+                  "side would call it 19 times in 20 (0.10 = 10%)")
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON document (docs/json.md)");
   cmd->callback([f, &exit_code] {

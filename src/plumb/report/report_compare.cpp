@@ -136,8 +136,17 @@ std::optional<Section> comparison_section(const ReportRequest& request) {
   s.blocks.push_back(ratio_chart(result));
   Table rows;
   rows.title = "Matched settings";
-  rows.columns = {"workload", "mode",  "setting",  "A",       "B",
-                  "unit",     "B / A", "interval", "verdict", "why"};
+  rows.columns = {"workload",
+                  "mode",
+                  "setting",
+                  "A",
+                  "B",
+                  "unit",
+                  "B / A",
+                  "interval",
+                  "verdict",
+                  "why",
+                  "detectable change (19 in 20)"};
   for (const auto& r : result.rows) {
     const auto& t = r.throughput;
     rows.rows.push_back(
@@ -150,7 +159,11 @@ std::optional<Section> comparison_section(const ReportRequest& request) {
          number_cell(t.ratio, vl::number_text(t.ratio, 4)),
          {fmt::format("{} .. {}", vl::number_text(t.ci_low, 4), vl::number_text(t.ci_high, 4))},
          {analysis::verdict_name(t.verdict)},
-         {t.reason}});
+         {t.reason},
+         std::isnan(t.resolution.detectable_change)
+             ? Cell{"unknown (one run per side)"}
+             : number_cell(t.resolution.detectable_change,
+                           fmt::format("{:.1f}%", 100 * t.resolution.detectable_change))});
   }
   s.blocks.push_back(rows);
   if (auto chart = category_chart(result)) s.blocks.push_back(*chart);
