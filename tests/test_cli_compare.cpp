@@ -45,6 +45,9 @@ TEST_F(CompareCli, IdenticalRunsExitZero) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("no significant difference"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("environment: no differences"), std::string::npos) << r.out;
+  // One run per side: no resolution line (the run-to-run variation is unknown; a note says so).
+  EXPECT_EQ(r.out.find("resolution ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: "), std::string::npos) << r.out;
 }
 
 TEST_F(CompareCli, ClearSlowdownExitsOneWithEnvironmentFirst) {

@@ -143,6 +143,10 @@ TEST_F(Report, ComparisonWithASlowerDatabase) {
   });
   ASSERT_NE(speedup, titles.end());
   EXPECT_NE(speedup->find("geometric mean 0.909"), std::string::npos) << *speedup;
+  // One run per side: what the comparison could resolve is unknown, and the table says so.
+  const std::string html = report::render_html(page);
+  EXPECT_NE(html.find("detectable change (19 in 20)"), std::string::npos);
+  EXPECT_NE(html.find("unknown (one run per side)"), std::string::npos);
 }
 
 TEST_F(Report, EmptyDatabaseSaysWhatToDo) {

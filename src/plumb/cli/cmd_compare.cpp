@@ -143,23 +143,19 @@ void print_categories(const analysis::ComparisonRow& row) {
 }
 
 // Per row: the smallest change these runs would call 19 times in 20, and the runs per side a
-// change of --detect needs, so "no significant difference" is read for what it is.
+// change of --detect needs, so "no significant difference" is read for what it is. Rows whose
+// run-to-run variation is unknown are left out: a note already says so for them.
 void print_resolution(const analysis::Comparison& c) {
   bool header = false;
   for (const auto& row : c.rows) {
     const auto& t = row.throughput;
-    if (t.verdict == analysis::Verdict::kNotComparable) continue;
+    if (std::isnan(t.resolution.detectable_change)) continue;
     if (!header) {
       std::cout << fmt::format("\nresolution (changes called {:.0f} times in 100):\n",
                                100 * analysis::kDetectionPower);
       header = true;
     }
     std::cout << fmt::format("{} {} {}: ", row.workload, row.mode, row.setting);
-    if (std::isnan(t.resolution.detectable_change)) {
-      std::cout << "unknown: the run-to-run variation is unknown with one run per side; store "
-                   "3 or more per side and use --all-runs\n";
-      continue;
-    }
     std::cout << fmt::format(
         "with {} + {} runs varying {} from run to run, changes of {} or more are called; ",
         t.runs_a, t.runs_b, format_percent(t.between_runs.sd),
