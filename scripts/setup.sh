@@ -9,6 +9,7 @@ packages=(
   libtorch-dev            # the execution engine (LibTorch 1.13, CPU)
   libopenblas0-openmp     # without it LibTorch falls back to reference BLAS (~25x slower GEMM)
   libdnnl-dev             # oneDNN: reduced-precision kernels
+  ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL; Debian only recommends it
   libsqlite3-dev libsqlitecpp-dev  # results store
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libyaml-cpp-dev         # sweep specs in YAML
