@@ -30,7 +30,7 @@ store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options
   std::cerr << fmt::format("running {} {} batch {} threads {} on {} ...\n", w.info.name,
                            mode_name(options.mode), options.config.get_int("batch"),
                            options.threads, options.device);
-  // Before the run: the load average must describe the machine, not this run.
+  // Before the run: the load and competition it records describe the machine, not this run.
   auto env = platform::capture_environment(options.threads, options.device);
   run::RunResult result = run::run_workload(w, options, progress);
   for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';

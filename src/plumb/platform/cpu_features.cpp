@@ -28,13 +28,6 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return trim(line);
-}
-
 // The value of the first "key : value" line of /proc/cpuinfo whose key is one of `keys`.
 std::string cpuinfo_value(const std::string& path, std::initializer_list<const char*> keys) {
   std::ifstream in(path);
@@ -199,6 +192,13 @@ int fma_isa_bits(const CpuFeatures& c) {
 }
 
 }  // namespace
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return trim(line);
+}
 
 CpuFeatures detect_cpu_features() {
   CpuFeatures f;

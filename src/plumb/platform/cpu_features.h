@@ -67,6 +67,10 @@ struct CacheLevel {
 std::vector<CacheLevel> read_cache_levels(
     const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
 
+// The first line of a small sysfs or procfs file, without surrounding blanks; "" when it
+// cannot be read.
+std::string read_first_line(const std::string& path);
+
 // Parses sysfs cache sizes ("32K", "1024K", "32M", "512") into bytes; -1 if malformed.
 int64_t parse_cache_size(const std::string& text);
 // Counts the CPUs in a list like "0-3,8-11" or "0,36"; 0 if malformed.

@@ -17,6 +17,8 @@
 
 #include "plumb/core/version.h"
 #include "plumb/platform/blas_check.h"
+#include "plumb/platform/cpu_competition.h"
+#include "plumb/platform/cpu_features.h"
 
 #ifdef PLUMB_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -24,13 +26,6 @@
 
 namespace plumb::platform {
 namespace {
-
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
 
 // "model name" and "flags" (x86) / "Features" (Arm) from /proc/cpuinfo.
 void read_cpuinfo(std::string& model, std::set<std::string>& flags) {
@@ -117,10 +112,13 @@ Environment capture_environment(int threads_used, const std::string& device) {
 
   // Conditions that make a timing less trustworthy, recorded next to it.
   if (const std::string w = blas_environment_warning(blas); !w.empty()) env.warnings.push_back(w);
-  if (env.logical_cores > 0 && env.load_average_1m > 0.5 * env.logical_cores)
-    env.warnings.push_back(
-        fmt::format("load average {:.2f} on {} cores at start: other processes compete for the CPU",
-                    env.load_average_1m, env.logical_cores));
+  // Competition is measured, not read off the load average (which still counts the run that
+  // ended a moment ago: see cpu_competition.h).
+  if (const auto busy = sample_other_busy_cores(); busy && *busy >= kCompetingBusyCores)
+    env.warnings.push_back(fmt::format(
+        "other processes kept {:.1f} of {} cores busy just before the run: they compete for the "
+        "CPU",
+        *busy, env.logical_cores));
   if (!env.cpu_governor.empty() && env.cpu_governor != "performance")
     env.warnings.push_back("CPU frequency governor is '" + env.cpu_governor +
                            "' (frequency scaling can shift timings)");

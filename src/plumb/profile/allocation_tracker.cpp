@@ -40,12 +40,6 @@ namespace {
 constexpr char kOptimizerScope[] = "optimizer";
 constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // What the RecordFunction callback knows about the current thread.
 struct Frame {
   enum class Kind { kOp, kLayer, kBackward, kOptimizer, kData } kind;
@@ -151,7 +145,7 @@ void tracked_delete(void* ptr) {
         if (h.recording) {
           auto found = h.recorded_index.find(l.id);
           if (found != h.recorded_index.end())
-            h.recording_out.allocations[found->second].free_ns = now_ns() - h.start_ns;
+            h.recording_out.allocations[found->second].free_ns = run::steady_now_ns() - h.start_ns;
         }
       }
       h.live.erase(it);
@@ -191,7 +185,7 @@ class TrackingAllocator final : public c10::Allocator {
     const auto address = reinterpret_cast<uintptr_t>(data);
     if (h.recording) {
       TrackedAllocation a = h.describe(l, address);
-      a.alloc_ns = now_ns() - h.start_ns;
+      a.alloc_ns = run::steady_now_ns() - h.start_ns;
       if (l.phase == StepPhase::kForward) h.forward_since_backward = true;
       h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
       h.recording_out.allocations.push_back(std::move(a));
@@ -215,7 +209,7 @@ TrackingAllocator& tracking_allocator() {
   return *a;
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+std::unique_ptr<at::ObserverContext> track_op_start(const at::RecordFunction& fn) {
   ThreadContext& t = t_context;
   const char* name = fn.name();
   Frame frame{Frame::Kind::kOp, name};
@@ -236,7 +230,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       Hub& h = hub();
       std::lock_guard<std::mutex> lock(h.mutex);
       if (h.recording && h.forward_since_backward) {
-        h.recording_out.backward_starts_ns.push_back(now_ns() - h.start_ns);
+        h.recording_out.backward_starts_ns.push_back(run::steady_now_ns() - h.start_ns);
         h.forward_since_backward = false;
       }
     }
@@ -245,7 +239,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   return nullptr;
 }
 
-void on_end(const at::RecordFunction&, at::ObserverContext*) {
+void track_op_end(const at::RecordFunction&, at::ObserverContext*) {
   ThreadContext& t = t_context;
   if (t.frames.empty()) return;  // opened before the callback was installed
   switch (t.frames.back().kind) {
@@ -290,7 +284,7 @@ AllocationTracker::AllocationTracker(size_t limit_bytes) : state_(std::make_shar
   // replaces it.
   c10::SetAllocator(c10::DeviceType::CPU, &tracking_allocator(), 0);
   state_->callback = at::addGlobalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
+      at::RecordFunctionCallback(&track_op_start, &track_op_end)
           .needsInputs(false)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                    at::RecordScope::USER_SCOPE}));
@@ -329,7 +323,7 @@ void AllocationTracker::start_recording() {
     h.recording_out.allocations.push_back(h.describe(l, address));
   }
   h.forward_since_backward = false;
-  h.start_ns = now_ns();
+  h.start_ns = run::steady_now_ns();
   h.recording = true;
 }
 
@@ -338,7 +332,7 @@ AllocationRecording AllocationTracker::stop_recording() {
   std::lock_guard<std::mutex> lock(h.mutex);
   h.recording = false;
   AllocationRecording out = std::move(h.recording_out);
-  out.duration_ns = now_ns() - h.start_ns;
+  out.duration_ns = run::steady_now_ns() - h.start_ns;
   h.recording_out = AllocationRecording{};
   h.recorded_index.clear();
   return out;

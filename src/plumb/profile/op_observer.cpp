@@ -9,6 +9,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/profile/cost_model.h"
 #include "plumb/profile/op_category.h"
+#include "plumb/run/step_loop.h"
 
 namespace plumb::profile {
 namespace {
@@ -48,12 +49,6 @@ class CallbackGuard {
   CallbackGuard& operator=(const CallbackGuard&) = delete;
 };
 
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 Frame* innermost_op_frame() {
   for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
     if (!it->user_scope) return &*it;
@@ -74,7 +69,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       std::lock_guard<std::mutex> lock(g_mutex);
       frame.layer = obs->intern_layer(fn.name());
     }
-    frame.start_ns = now_ns();
+    frame.start_ns = run::steady_now_ns();
     t_stack.push_back(frame);
     return nullptr;
   }
@@ -115,7 +110,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
     frame.totals = &totals;
   }
-  frame.start_ns = now_ns();  // exclude our own bookkeeping from the op's time
+  frame.start_ns = run::steady_now_ns();  // exclude our own bookkeeping from the op's time
   t_stack.push_back(frame);
   return nullptr;
 }
@@ -124,7 +119,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   OpObserver* obs = g_attached;
   if (obs == nullptr || t_in_callback || t_stack.empty()) return;
   CallbackGuard guard;
-  const int64_t end = now_ns();
+  const int64_t end = run::steady_now_ns();
   const Frame frame = t_stack.back();
   t_stack.pop_back();
   if (frame.user_scope) return;

@@ -21,6 +21,9 @@ inline constexpr char kDataScope[] = "plumb::data";
 // Seconds on the steady clock since `start` (every duration plumb measures or budgets).
 double seconds_since(std::chrono::steady_clock::time_point start);
 
+// The steady clock in nanoseconds: the time base of the op and allocation timelines.
+int64_t steady_now_ns();
+
 // Distinct synthetic batches a loop cycles through (see step_loop.cpp).
 inline constexpr size_t kDefaultBatchPool = 3;
 

@@ -4,21 +4,12 @@
 #include <string>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding,
-                int64_t groups = 1) {
-  // No bias: every convolution is followed by batch norm, whose shift makes a bias redundant.
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel)
-                        .stride(stride)
-                        .padding(padding)
-                        .groups(groups)
-                        .bias(false));
-}
 
 // torchvision's FrozenBatchNorm2d: y = x * w / sqrt(var + eps) + (b - mean * w / sqrt(var + eps))
 // with all four tensors as buffers (not trained, not updated).
@@ -59,13 +50,15 @@ ResidualBlockImpl::ResidualBlockImpl(const std::string& path, const ResNetSpec& 
   if (spec.bottleneck) {
     const int64_t width = planes * spec.width_per_group / 64 * spec.groups;
     out_channels = planes * kBottleneckExpansion;
-    convs_ = {conv(in, width, 1, 1, 0), conv(width, width, 3, stride, 1, spec.groups),
-              conv(width, out_channels, 1, 1, 0)};
+    convs_ = {conv2d(in, width, 1, 1, 0, /*bias=*/false),
+              conv2d(width, width, 3, stride, 1, /*bias=*/false, spec.groups),
+              conv2d(width, out_channels, 1, 1, 0, /*bias=*/false)};
     norms_ = {batch_norm(width, frozen), batch_norm(width, frozen),
               batch_norm(out_channels, frozen)};
   } else {
     out_channels = planes;
-    convs_ = {conv(in, planes, 3, stride, 1), conv(planes, planes, 3, 1, 1)};
+    convs_ = {conv2d(in, planes, 3, stride, 1, /*bias=*/false),
+              conv2d(planes, planes, 3, 1, 1, /*bias=*/false)};
     norms_ = {batch_norm(planes, frozen), batch_norm(planes, frozen)};
   }
   for (size_t i = 0; i < convs_.size(); ++i) {
@@ -75,7 +68,7 @@ ResidualBlockImpl::ResidualBlockImpl(const std::string& path, const ResNetSpec& 
   if (force_projection || stride != 1 || in != out_channels) {
     // Registered as a Sequential so the parameters are "downsample.0.weight" ... as
     // torchvision's; the members share its modules so each runs under its own layer name.
-    down_conv = conv(in, out_channels, 1, stride, 0);
+    down_conv = conv2d(in, out_channels, 1, stride, 0, /*bias=*/false);
     down_norm = batch_norm(out_channels, frozen);
     nn::Sequential down;
     down->push_back(down_conv);
@@ -131,7 +124,7 @@ ResNetSpec resnet101_spec() {
 }
 
 ResNetImpl::ResNetImpl(const ResNetSpec& spec, int64_t classes)
-    : conv1(register_module("conv1", conv(3, 64, 7, 2, 3))),
+    : conv1(register_module("conv1", conv2d(3, 64, 7, 2, 3, /*bias=*/false))),
       bn1(batch_norm(64, spec.frozen_batch_norm)),
       maxpool(
           register_module("maxpool", nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)))) {

@@ -37,10 +37,6 @@ torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch
   return x;
 }
 
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
-}
-
 nn::MaxPool2d pool() {
   return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2));
 }
@@ -48,20 +44,21 @@ nn::MaxPool2d pool() {
 struct AlexNetImpl : nn::Module {
   // Index = torchvision's module index; shapes at 224x224 input.
   explicit AlexNetImpl(int64_t classes)
-      : features(
-            register_module("features", nn::Sequential(conv(3, 64, 11, 4, 2),    // 0 [B,64,55,55]
-                                                       inplace_relu(),           // 1
-                                                       pool(),                   // 2 [B,64,27,27]
-                                                       conv(64, 192, 5, 1, 2),   // 3 [B,192,27,27]
-                                                       inplace_relu(),           // 4
-                                                       pool(),                   // 5 [B,192,13,13]
-                                                       conv(192, 384, 3, 1, 1),  // 6 [B,384,13,13]
-                                                       inplace_relu(),           // 7
-                                                       conv(384, 256, 3, 1, 1),  // 8 [B,256,13,13]
-                                                       inplace_relu(),           // 9
-                                                       conv(256, 256, 3, 1, 1),  // 10 [B,256,13,13]
-                                                       inplace_relu(),           // 11
-                                                       pool()))),                // 12 [B,256,6,6]
+      : features(register_module(
+            "features",
+            nn::Sequential(conv2d(3, 64, 11, 4, 2, /*bias=*/true),    // 0 [B,64,55,55]
+                           inplace_relu(),                            // 1
+                           pool(),                                    // 2 [B,64,27,27]
+                           conv2d(64, 192, 5, 1, 2, /*bias=*/true),   // 3 [B,192,27,27]
+                           inplace_relu(),                            // 4
+                           pool(),                                    // 5 [B,192,13,13]
+                           conv2d(192, 384, 3, 1, 1, /*bias=*/true),  // 6 [B,384,13,13]
+                           inplace_relu(),                            // 7
+                           conv2d(384, 256, 3, 1, 1, /*bias=*/true),  // 8 [B,256,13,13]
+                           inplace_relu(),                            // 9
+                           conv2d(256, 256, 3, 1, 1, /*bias=*/true),  // 10 [B,256,13,13]
+                           inplace_relu(),                            // 11
+                           pool()))),                                 // 12 [B,256,6,6]
         // Identity at 224x224; makes any input >= 63x63 reach the classifier as 6x6.
         avgpool(register_module("avgpool",
                                 nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({6, 6})))),

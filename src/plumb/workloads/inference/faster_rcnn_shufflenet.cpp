@@ -32,21 +32,12 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/faster_rcnn.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t groups) {
-  auto c = nn::Conv2d(nn::Conv2dOptions(in, out, kernel)
-                          .stride(stride)
-                          .padding(kernel / 2)
-                          .groups(groups)
-                          .bias(false));
-  nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-  return c;
-}
 
 // [B, C, H, W] -> same, channels regrouped (g, C/g) -> (C/g, g) so the next group conv sees
 // every group of the previous one.
@@ -62,11 +53,15 @@ struct ShuffleUnitImpl : nn::Module {
     const int64_t mid = out / 4;
     const int64_t branch_out = stride > 1 ? out - in : out;  // concat adds the input back
     const int64_t first_groups = group_first_conv ? groups : 1;
-    compress = register_module("compress", conv(in, mid, 1, 1, first_groups));
+    compress = register_module("compress", he_initialised(conv2d(in, mid, 1, 1, same_padding(1),
+                                                                 /*bias=*/false, first_groups)));
     bn1 = register_module("bn1", FrozenNorm(mid));
-    depthwise = register_module("depthwise", conv(mid, mid, 3, stride, mid));
+    depthwise = register_module(
+        "depthwise",
+        he_initialised(conv2d(mid, mid, 3, stride, same_padding(3), /*bias=*/false, mid)));
     bn2 = register_module("bn2", FrozenNorm(mid));
-    expand = register_module("expand", conv(mid, branch_out, 1, 1, groups));
+    expand = register_module("expand", he_initialised(conv2d(mid, branch_out, 1, 1, same_padding(1),
+                                                             /*bias=*/false, groups)));
     bn3 = register_module("bn3", FrozenNorm(branch_out, 0.2));
     shuffle_groups_ = first_groups;
   }
@@ -117,7 +112,8 @@ struct FasterRcnnShuffleNetImpl : nn::Module {
                           : groups == 3 ? 240
                           : groups == 4 ? 272
                                         : 384;
-    conv1 = register_module("conv1", conv(3, 24, 3, 2, 1));
+    conv1 = register_module("conv1",
+                            he_initialised(conv2d(3, 24, 3, 2, same_padding(3), /*bias=*/false)));
     bn1 = register_module("bn1", FrozenNorm(24));
     int64_t in = 24;
     stage2 = register_module("stage2", shuffle_stage("backbone.stage2", in, width, 4, groups,

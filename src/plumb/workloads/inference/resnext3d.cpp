@@ -54,7 +54,7 @@ nn::Conv3d conv3d(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64
 }
 
 // Caffe2 SpatialBN(epsilon=1e-3, momentum=0.9): running = 0.9 running + 0.1 batch.
-nn::BatchNorm3d batch_norm(int64_t channels) {
+nn::BatchNorm3d batch_norm3d(int64_t channels) {
   return nn::BatchNorm3d(nn::BatchNorm3dOptions(channels).eps(1e-3).momentum(0.1));
 }
 
@@ -81,7 +81,7 @@ struct ConvUnit {
 };
 
 ConvUnit unit(nn::Conv3d conv, int64_t out, bool relu) {
-  return {std::move(conv), batch_norm(out), relu ? inplace_relu() : nn::ReLU(nullptr)};
+  return {std::move(conv), batch_norm3d(out), relu ? inplace_relu() : nn::ReLU(nullptr)};
 }
 
 // ir-CSN bottleneck: [B, in, T, H, W] -> [B, 4 w, T/s, H/s, W/s].

@@ -55,6 +55,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/layers.h"
 #include "plumb/workloads/common/resnet.h"
 #include "plumb/workloads/paradnn/paradnn_common.h"
 
@@ -66,15 +67,10 @@ namespace nn = torch::nn;
 constexpr int64_t kPoolWindow = 7;  // resnet_model.py's final_avg_pool
 constexpr int64_t kGroups = 4;
 
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
-  return nn::Conv2d(
-      nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
-}
-
 struct ParaCnnImpl : nn::Module {
   ParaCnnImpl(bool bottleneck, int64_t blocks, int64_t filters, int64_t classes,
               int64_t pooled_size)
-      : conv1(register_module("conv1", conv(3, filters, 7, 2))),
+      : conv1(register_module("conv1", conv2d(3, filters, 7, 2, same_padding(7), /*bias=*/false))),
         bn1(register_module("bn1", nn::BatchNorm2d(filters))),
         maxpool(register_module("maxpool",
                                 nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)))) {

@@ -30,18 +30,12 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/faster_rcnn.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
 
 namespace nn = torch::nn;
-
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
-  auto c =
-      nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
-  nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
-  return c;
-}
 
 // TF-slim bottleneck v1: 1x1 -> 3x3 (stride) -> 1x1 (x4), frozen BN after each conv;
 // shortcut = 1x1 conv + BN when the depth changes, else the input subsampled by the stride.
@@ -49,14 +43,19 @@ struct SlimBottleneckImpl : nn::Module {
   SlimBottleneckImpl(std::string path, int64_t in, int64_t planes, int64_t stride)
       : path_(std::move(path)), stride_(stride) {
     const int64_t out = planes * 4;
-    conv1 = register_module("conv1", conv(in, planes, 1, 1));
+    conv1 = register_module(
+        "conv1", he_initialised(conv2d(in, planes, 1, 1, same_padding(1), /*bias=*/false)));
     bn1 = register_module("bn1", FrozenNorm(planes));
-    conv2 = register_module("conv2", conv(planes, planes, 3, stride));
+    conv2 = register_module("conv2", he_initialised(conv2d(planes, planes, 3, stride,
+                                                           same_padding(3), /*bias=*/false)));
     bn2 = register_module("bn2", FrozenNorm(planes));
-    conv3 = register_module("conv3", conv(planes, out, 1, 1));
+    conv3 = register_module(
+        "conv3", he_initialised(conv2d(planes, out, 1, 1, same_padding(1), /*bias=*/false)));
     bn3 = register_module("bn3", FrozenNorm(out, 0.2));
     if (in != out) {
-      down_conv = register_module("downsample_conv", conv(in, out, 1, stride));
+      down_conv = register_module(
+          "downsample_conv",
+          he_initialised(conv2d(in, out, 1, stride, same_padding(1), /*bias=*/false)));
       down_bn = register_module("downsample_bn", FrozenNorm(out, 0.2));
     }
   }
@@ -98,7 +97,8 @@ nn::Sequential slim_stage(const std::string& path, int64_t& in, int64_t planes, 
 
 struct FasterRcnnResNet101Impl : nn::Module {
   FasterRcnnResNet101Impl(const FasterRcnnOptions& options, bool frozen_stem_and_layer1) {
-    conv1 = register_module("conv1", conv(3, 64, 7, 2));
+    conv1 = register_module("conv1",
+                            he_initialised(conv2d(3, 64, 7, 2, same_padding(7), /*bias=*/false)));
     bn1 = register_module("bn1", FrozenNorm(64));
     int64_t in = 64;
     layer1 = register_module("layer1", slim_stage("backbone.layer1", in, 64, 3, 2));

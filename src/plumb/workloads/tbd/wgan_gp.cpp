@@ -39,6 +39,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/layers.h"
 
 namespace plumb::workloads {
 namespace {
@@ -49,21 +50,17 @@ namespace F = torch::nn::functional;
 constexpr int64_t kImageSize = 64;  // four 2x resamplings between 4x4 and 64x64
 constexpr int64_t kBaseSize = 4;
 
-nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, bool bias) {
-  // "SAME" padding as tflib's Conv2D.
-  return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).padding(kernel / 2).bias(bias));
-}
-
 // Generator residual block with 2x nearest-neighbour up-sampling (ResidualBlock(...,
 // resample='up') of gan_64x64.py).
 struct UpBlockImpl : nn::Module {
   UpBlockImpl(std::string path, int64_t in, int64_t out)
       : path_(std::move(path)),
-        shortcut(register_module("shortcut", conv(in, out, 1, true))),
+        shortcut(
+            register_module("shortcut", conv2d(in, out, 1, 1, same_padding(1), /*bias=*/true))),
         bn1(register_module("bn1", nn::BatchNorm2d(in))),
-        conv1(register_module("conv1", conv(in, out, 3, false))),
+        conv1(register_module("conv1", conv2d(in, out, 3, 1, same_padding(3), /*bias=*/false))),
         bn2(register_module("bn2", nn::BatchNorm2d(out))),
-        conv2(register_module("conv2", conv(out, out, 3, true))) {}
+        conv2(register_module("conv2", conv2d(out, out, 3, 1, same_padding(3), /*bias=*/true))) {}
 
   static torch::Tensor upsample(const torch::Tensor& x) {
     return F::interpolate(x, F::InterpolateFuncOptions()
@@ -103,11 +100,12 @@ TORCH_MODULE(UpBlock);
 struct DownBlockImpl : nn::Module {
   DownBlockImpl(std::string path, int64_t in, int64_t out)
       : path_(std::move(path)),
-        shortcut(register_module("shortcut", conv(in, out, 1, true))),
+        shortcut(
+            register_module("shortcut", conv2d(in, out, 1, 1, same_padding(1), /*bias=*/true))),
         ln1(register_module("ln1", nn::GroupNorm(nn::GroupNormOptions(1, in).eps(1e-5)))),
-        conv1(register_module("conv1", conv(in, in, 3, false))),
+        conv1(register_module("conv1", conv2d(in, in, 3, 1, same_padding(3), /*bias=*/false))),
         ln2(register_module("ln2", nn::GroupNorm(nn::GroupNormOptions(1, in).eps(1e-5)))),
-        conv2(register_module("conv2", conv(in, out, 3, true))) {}
+        conv2(register_module("conv2", conv2d(in, out, 3, 1, same_padding(3), /*bias=*/true))) {}
 
   // x: [B, in, H, W] -> [B, out, H/2, W/2]
   torch::Tensor forward(const torch::Tensor& x) {
@@ -141,7 +139,7 @@ struct GeneratorImpl : nn::Module {
       : top_(8 * dim),
         input(register_module("input", nn::Linear(noise, kBaseSize * kBaseSize * 8 * dim))),
         output_bn(register_module("output_bn", nn::BatchNorm2d(dim))),
-        output(register_module("output", conv(dim, 3, 3, true))) {
+        output(register_module("output", conv2d(dim, 3, 3, 1, same_padding(3), /*bias=*/true))) {
     const std::vector<int64_t> widths = {8 * dim, 8 * dim, 4 * dim, 2 * dim, dim};
     for (size_t i = 0; i + 1 < widths.size(); ++i) {
       const std::string name = "res" + std::to_string(i + 1);
@@ -170,7 +168,7 @@ TORCH_MODULE(Generator);
 
 struct CriticImpl : nn::Module {
   explicit CriticImpl(int64_t dim)
-      : input(register_module("input", conv(3, dim, 3, true))),
+      : input(register_module("input", conv2d(3, dim, 3, 1, same_padding(3), /*bias=*/true))),
         output(register_module("output", nn::Linear(kBaseSize * kBaseSize * 8 * dim, 1))) {
     const std::vector<int64_t> widths = {dim, 2 * dim, 4 * dim, 8 * dim, 8 * dim};
     for (size_t i = 0; i + 1 < widths.size(); ++i) {

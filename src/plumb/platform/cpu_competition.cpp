@@ -1,0 +1,72 @@
+// Samples /proc/stat and this process's rusage to tell how busy other processes keep the CPU
+// (see cpu_competition.h).
+#include "plumb/platform/cpu_competition.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace plumb::platform {
+namespace {
+
+double process_cpu_seconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+std::optional<CpuTimes> read_cpu_times() {
+  std::ifstream in("/proc/stat");
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_proc_stat(text.str(), sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+std::optional<CpuTimes> parse_proc_stat(const std::string& text, long ticks_per_second) {
+  if (ticks_per_second <= 0) return std::nullopt;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("cpu ", 0) != 0) continue;
+    // cpu user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
+    // already inside user and nice, so the first eight fields are the whole.
+    std::istringstream fields(line.substr(4));
+    double ticks[8];
+    for (double& t : ticks)
+      if (!(fields >> t) || t < 0) return std::nullopt;
+    const double busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6];
+    const double total = busy + ticks[3] + ticks[4] + ticks[7];
+    return CpuTimes{busy / ticks_per_second, total / ticks_per_second};
+  }
+  return std::nullopt;
+}
+
+double other_busy_cores(const CpuTimes& before, const CpuTimes& after, double self_cpu_s,
+                        double wall_s) {
+  if (wall_s <= 0) return 0;
+  return std::max(0.0, (after.busy_s - before.busy_s - self_cpu_s) / wall_s);
+}
+
+std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
+  using Clock = std::chrono::steady_clock;
+  const auto before = read_cpu_times();
+  const double self_before = process_cpu_seconds();
+  const auto start = Clock::now();
+  if (!before) return std::nullopt;
+  std::this_thread::sleep_for(window);
+  const auto after = read_cpu_times();
+  const double self_after = process_cpu_seconds();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!after) return std::nullopt;
+  return other_busy_cores(*before, *after, self_after - self_before, wall_s);
+}
+
+}  // namespace plumb::platform

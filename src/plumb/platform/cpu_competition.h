@@ -1,0 +1,40 @@
+// How much CPU other processes take just before a measurement. The 1-minute load average
+// cannot say: it still counts a run that ended seconds ago, so on 2 cores every run of an
+// interleaved series (A B A B ...) would start at "load 1.0" and be flagged as noisy. plumb
+// instead samples the kernel's CPU counters (/proc/stat) over a short window and subtracts
+// its own CPU time, which leaves the cores' worth of work done by everything else.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace plumb::platform {
+
+// CPU time summed over all cores since boot, in seconds.
+struct CpuTimes {
+  double busy_s = 0;   // user + nice + system + irq + softirq
+  double total_s = 0;  // busy + idle + iowait + steal
+};
+
+// The aggregate "cpu " line of /proc/stat's text, converted from clock ticks; nullopt when the
+// text has no such line or it is malformed.
+std::optional<CpuTimes> parse_proc_stat(const std::string& text, long ticks_per_second);
+
+// Cores' worth of CPU time used by other processes between two readings: the busy time of all
+// cores minus this process's own CPU time, over the wall time between the readings. Clamped
+// at 0 (tick rounding can make it slightly negative on an idle machine).
+double other_busy_cores(const CpuTimes& before, const CpuTimes& after, double self_cpu_s,
+                        double wall_s);
+
+// Other processes' busy cores measured over `window` (this thread sleeps meanwhile); nullopt
+// where /proc/stat cannot be read (not Linux).
+std::optional<double> sample_other_busy_cores(
+    std::chrono::milliseconds window = std::chrono::milliseconds(150));
+
+// At or above this many busy cores elsewhere, a run's timing is marked as taken under
+// competition: half a core is more than an idle machine's daemons use, and on a small machine
+// it is a whole thread's share of memory bandwidth and caches.
+inline constexpr double kCompetingBusyCores = 0.5;
+
+}  // namespace plumb::platform
