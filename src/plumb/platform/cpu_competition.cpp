@@ -2,7 +2,6 @@
 // (see cpu_competition.h).
 #include "plumb/platform/cpu_competition.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,15 +9,10 @@
 #include <sstream>
 #include <thread>
 
+#include "plumb/run/step_loop.h"
+
 namespace plumb::platform {
 namespace {
-
-double process_cpu_seconds() {
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 std::optional<CpuTimes> read_cpu_times() {
   std::ifstream in("/proc/stat");
@@ -58,12 +52,12 @@ double other_busy_cores(const CpuTimes& before, const CpuTimes& after, double se
 std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
   using Clock = std::chrono::steady_clock;
   const auto before = read_cpu_times();
-  const double self_before = process_cpu_seconds();
+  const double self_before = run::process_cpu_seconds();
   const auto start = Clock::now();
   if (!before) return std::nullopt;
   std::this_thread::sleep_for(window);
   const auto after = read_cpu_times();
-  const double self_after = process_cpu_seconds();
+  const double self_after = run::process_cpu_seconds();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (!after) return std::nullopt;
   return other_busy_cores(*before, *after, self_after - self_before, wall_s);
