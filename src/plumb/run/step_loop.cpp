@@ -38,11 +38,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
-}
-
 double injected_step_delay_s() {
   const char* text = std::getenv(kInjectDelayVariable);
   if (text == nullptr || *text == '\0') return 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -21,8 +22,13 @@ inline constexpr char kDataScope[] = "plumb::data";
 // Seconds on the steady clock since `start` (every duration plumb measures or budgets).
 double seconds_since(std::chrono::steady_clock::time_point start);
 
-// The steady clock in nanoseconds: the time base of the op and allocation timelines.
-int64_t steady_now_ns();
+// The steady clock in nanoseconds: the time base of the op and allocation timelines. Inline:
+// the profilers call it at every operator's start and end.
+inline int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Distinct synthetic batches a loop cycles through (see step_loop.cpp).
 inline constexpr size_t kDefaultBatchPool = 3;
