@@ -418,9 +418,12 @@ Workload make_inception_v3() {
   w.info.throughput_unit = "images/s";
   w.info.small_batch = 2;
   // The aux head needs a 299x299 input (see kMinAuxImageSize); the tests' tiny size turns it off
-  // (torchvision's aux_logits switch) to train at 75x75, the network's smallest input. At batch 2
-  // the paper's lr 0.045 does not lower the loss within 16 steps (11.1 -> 11.3); 0.01 does.
-  w.info.tiny_config = {"batch=2", "image_size=75", "classes=10", "aux_logits=false", "lr=0.01"};
+  // (torchvision's aux_logits switch). 139x139 leaves a 3x3 map for the last blocks: at 75x75
+  // (the smallest input) it is 1x1, and batch norm over two values per channel turns the loss
+  // on a fixed batch into noise (16 steps raised it for 3 of 6 seeds at any lr from 3e-4 to
+  // 1e-2; at 139x139, lr 0.003 and no dropout, all 6 seeds lowered it).
+  w.info.tiny_config = {"batch=2",          "image_size=139", "classes=10",
+                        "aux_logits=false", "lr=0.003",       "dropout=0"};
   w.default_config = [] {
     Config c = image_classifier_config(32, "mini-batch size per replica (paper: 32, 50 replicas)",
                                        75, "input height and width (paper: 299x299; at least 75)");
