@@ -26,26 +26,24 @@ TEST(CpuCompetition, ParsesTheAggregateCpuLine) {
       "cpu  100 20 30 400 50 6 7 8 9 10\n"
       "cpu0 50 10 15 200 25 3 3 4 4 5\n"
       "intr 12345\n";
-  const auto t = parse_proc_stat(stat, 100);
-  ASSERT_TRUE(t.has_value());
-  EXPECT_DOUBLE_EQ(t->busy_s, 1.63);   // (100 + 20 + 30 + 6 + 7) / 100; guest is inside user
-  EXPECT_DOUBLE_EQ(t->total_s, 6.21);  // + idle 4, iowait 0.5, steal 0.08
+  const auto busy = parse_busy_seconds(stat, 100);
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_DOUBLE_EQ(*busy, 1.63);  // (100 + 20 + 30 + 6 + 7) / 100: not idle, iowait, steal, guest
 }
 
 TEST(CpuCompetition, RejectsTextWithoutAValidCpuLine) {
-  EXPECT_FALSE(parse_proc_stat("cpu0 1 2 3 4 5 6 7 8\n", 100).has_value());  // per-core only
-  EXPECT_FALSE(parse_proc_stat("cpu  1 2 3 four 5 6 7 8\n", 100).has_value());
-  EXPECT_FALSE(parse_proc_stat("cpu  1 2 3\n", 100).has_value());
-  EXPECT_FALSE(parse_proc_stat("cpu  1 2 3 4 5 6 7 8\n", 0).has_value());
-  EXPECT_FALSE(parse_proc_stat("", 100).has_value());
+  EXPECT_FALSE(parse_busy_seconds("cpu0 1 2 3 4 5 6 7 8\n", 100).has_value());  // per-core only
+  EXPECT_FALSE(parse_busy_seconds("cpu  1 2 3 four 5 6 7 8\n", 100).has_value());
+  EXPECT_FALSE(parse_busy_seconds("cpu  1 2 3\n", 100).has_value());
+  EXPECT_FALSE(parse_busy_seconds("cpu  1 2 3 4 5 6 7 8\n", 0).has_value());
+  EXPECT_FALSE(parse_busy_seconds("", 100).has_value());
 }
 
 TEST(CpuCompetition, OtherBusyCoresSubtractsThisProcess) {
-  const CpuTimes before{10.0, 100.0}, after{12.0, 104.0};
-  EXPECT_DOUBLE_EQ(other_busy_cores(before, after, 0.5, 2.0), 0.75);  // (2 - 0.5) / 2 s
-  EXPECT_DOUBLE_EQ(other_busy_cores(before, after, 0.0, 2.0), 1.0);
-  EXPECT_DOUBLE_EQ(other_busy_cores(before, after, 2.2, 2.0), 0.0);  // tick rounding: not < 0
-  EXPECT_DOUBLE_EQ(other_busy_cores(before, after, 0.0, 0.0), 0.0);
+  EXPECT_DOUBLE_EQ(other_busy_cores(10.0, 12.0, 0.5, 2.0), 0.75);  // (2 - 0.5) / 2 s
+  EXPECT_DOUBLE_EQ(other_busy_cores(10.0, 12.0, 0.0, 2.0), 1.0);
+  EXPECT_DOUBLE_EQ(other_busy_cores(10.0, 12.0, 2.2, 2.0), 0.0);  // tick rounding: not < 0
+  EXPECT_DOUBLE_EQ(other_busy_cores(10.0, 12.0, 0.0, 0.0), 0.0);
 }
 
 // Spins on one core until `seconds` have passed, touching nothing shared.

@@ -14,49 +14,47 @@
 namespace plumb::platform {
 namespace {
 
-std::optional<CpuTimes> read_cpu_times() {
+std::optional<double> read_busy_seconds() {
   std::ifstream in("/proc/stat");
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
-  return parse_proc_stat(text.str(), sysconf(_SC_CLK_TCK));
+  return parse_busy_seconds(text.str(), sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
 
-std::optional<CpuTimes> parse_proc_stat(const std::string& text, long ticks_per_second) {
+std::optional<double> parse_busy_seconds(const std::string& proc_stat, long ticks_per_second) {
   if (ticks_per_second <= 0) return std::nullopt;
-  std::istringstream lines(text);
+  std::istringstream lines(proc_stat);
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind("cpu ", 0) != 0) continue;
     // cpu user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
-    // already inside user and nice, so the first eight fields are the whole.
+    // already inside user and nice, and idle, iowait and steal are not this machine's work.
     std::istringstream fields(line.substr(4));
     double ticks[8];
     for (double& t : ticks)
       if (!(fields >> t) || t < 0) return std::nullopt;
-    const double busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6];
-    const double total = busy + ticks[3] + ticks[4] + ticks[7];
-    return CpuTimes{busy / ticks_per_second, total / ticks_per_second};
+    return (ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]) / ticks_per_second;
   }
   return std::nullopt;
 }
 
-double other_busy_cores(const CpuTimes& before, const CpuTimes& after, double self_cpu_s,
+double other_busy_cores(double busy_before_s, double busy_after_s, double self_cpu_s,
                         double wall_s) {
   if (wall_s <= 0) return 0;
-  return std::max(0.0, (after.busy_s - before.busy_s - self_cpu_s) / wall_s);
+  return std::max(0.0, (busy_after_s - busy_before_s - self_cpu_s) / wall_s);
 }
 
 std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
   using Clock = std::chrono::steady_clock;
-  const auto before = read_cpu_times();
+  const auto before = read_busy_seconds();
   const double self_before = run::process_cpu_seconds();
   const auto start = Clock::now();
   if (!before) return std::nullopt;
   std::this_thread::sleep_for(window);
-  const auto after = read_cpu_times();
+  const auto after = read_busy_seconds();
   const double self_after = run::process_cpu_seconds();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (!after) return std::nullopt;

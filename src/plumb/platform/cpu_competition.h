@@ -11,20 +11,15 @@
 
 namespace plumb::platform {
 
-// CPU time summed over all cores since boot, in seconds.
-struct CpuTimes {
-  double busy_s = 0;   // user + nice + system + irq + softirq
-  double total_s = 0;  // busy + idle + iowait + steal
-};
-
-// The aggregate "cpu " line of /proc/stat's text, converted from clock ticks; nullopt when the
-// text has no such line or it is malformed.
-std::optional<CpuTimes> parse_proc_stat(const std::string& text, long ticks_per_second);
+// Busy CPU time summed over all cores since boot (user + nice + system + irq + softirq), in
+// seconds, from the aggregate "cpu " line of /proc/stat's text; nullopt when the text has no
+// such line or it is malformed.
+std::optional<double> parse_busy_seconds(const std::string& proc_stat, long ticks_per_second);
 
 // Cores' worth of CPU time used by other processes between two readings: the busy time of all
 // cores minus this process's own CPU time, over the wall time between the readings. Clamped
 // at 0 (tick rounding can make it slightly negative on an idle machine).
-double other_busy_cores(const CpuTimes& before, const CpuTimes& after, double self_cpu_s,
+double other_busy_cores(double busy_before_s, double busy_after_s, double self_cpu_s,
                         double wall_s);
 
 // Other processes' busy cores measured over `window` (this thread sleeps meanwhile); nullopt
