@@ -6,8 +6,6 @@
 // --rss-check` does (compare the plain steps of the two runs for what that costs).
 //
 // Usage: plumb_bench_memory_overhead WORKLOAD train|infer BATCH THREADS [ROUNDS] [STEPS]
-#include <malloc.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -17,13 +15,14 @@
 
 #include "overhead_bench.h"
 #include "plumb/profile/allocation_tracker.h"
+#include "plumb/run/heap_policy.h"
 
 int main(int argc, char** argv) {
   const auto args = plumb::bench::parse_bench_args(argc, argv);
   if (!args) return 2;
   const char* malloc_mode = std::getenv("PLUMB_BENCH_MALLOC");
   const bool fixed_threshold = malloc_mode != nullptr && std::string(malloc_mode) == "fixed";
-  if (fixed_threshold) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (fixed_threshold) plumb::run::return_freed_memory_to_kernel();
   torch::set_num_threads(args->options.threads);
   plumb::bench::RoundTimes times;
   size_t allocations = 0;

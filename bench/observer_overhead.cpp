@@ -15,6 +15,7 @@
 
 #include "overhead_bench.h"
 #include "plumb/profile/op_observer.h"
+#include "plumb/run/heap_policy.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/step_loop.h"
 
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   double calls_per_step = 0;
   plumb::bench::RoundTimes times;
   plumb::run::RunResult r;
+  plumb::run::keep_freed_memory_in_process(r.warnings);  // as plumb profile measures
   plumb::run::with_model(w, o, r, [&](plumb::run::StepLoop& loop) {
     plumb::run::warm_up(loop, o, r, {});
     plumb::profile::OpObserver observer;

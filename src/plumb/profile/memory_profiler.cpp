@@ -1,8 +1,6 @@
 // Memory-profiling pass (see memory_profiler.h).
 #include "plumb/profile/memory_profiler.h"
 
-#include <malloc.h>
-
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
 #include "plumb/profile/allocation_tracker.h"
+#include "plumb/run/heap_policy.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 
@@ -117,12 +116,12 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   const int64_t machine_limit = available_memory_bytes() / 10 * 9;  // leave the rest some room
   p.limit_bytes = m.limit_bytes > 0 ? m.limit_bytes : machine_limit;
 
-  // glibc raises its mmap threshold after the first large free and then keeps freed large
-  // blocks on its heap, so the resident set stops following the live bytes (measured: a
-  // 189 MB tracked peak showed as 232-284 MB of resident growth). A fixed threshold (glibc's
-  // initial 128 KiB) returns every large block to the kernel when it is freed, so the
-  // resident-set comparison below measures the tensors, not the heap's history.
-  if (m.return_freed_memory) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  // glibc raises its mmap threshold after the first large free, and a timing run in the same
+  // process (plumb sweep) keeps freed blocks on purpose; either way the resident set stops
+  // following the live bytes (measured: a 189 MB tracked peak showed as 232-284 MB of
+  // resident growth). Returning every freed block to the kernel makes the resident-set
+  // comparison below measure the tensors, not the heap's history.
+  if (m.return_freed_memory) run::return_freed_memory_to_kernel();
   const bool rss_reset = reset_peak_rss();
   const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings

@@ -12,6 +12,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
+#include "plumb/run/heap_policy.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::run {
@@ -147,6 +148,7 @@ RunResult run_workload(const Workload& workload, const RunOptions& o, const Prog
         "{} adds {:g} ms to every step: a testing aid (docs/compare.md), these timings are not "
         "the workload's",
         kInjectDelayVariable, 1000 * injected_delay_s));
+  keep_freed_memory_in_process(r.warnings);
   with_model(workload, o, r, [&](StepLoop& loop) {
     loop.set_injected_delay(injected_delay_s);
     r.units_per_step = loop.units();

@@ -50,7 +50,7 @@ const double kAspects[3][2] = {{1.0, 1.0}, {1.4, 0.7}, {0.7, 1.4}};
 constexpr int64_t kAnchors = kOctaveScales * 3;
 constexpr double kAnchorScale = 4.0;  // anchor side = 4 x stride at octave 0
 // TF batch norm of the reference: momentum 0.997 (torch's 1 - 0.997), epsilon 1e-4.
-constexpr double kBnMomentum = 0.003;
+constexpr double kRetinaNetBnMomentum = 0.003;
 constexpr double kBnEpsilon = 1e-4;
 
 std::string level_name(int level) {
@@ -62,7 +62,8 @@ nn::Conv2d conv3x3(int64_t in, int64_t out, int64_t stride = 1) {
 }
 
 nn::BatchNorm2d level_norm(int64_t channels) {
-  return nn::BatchNorm2d(nn::BatchNorm2dOptions(channels).momentum(kBnMomentum).eps(kBnEpsilon));
+  return nn::BatchNorm2d(
+      nn::BatchNorm2dOptions(channels).momentum(kRetinaNetBnMomentum).eps(kBnEpsilon));
 }
 
 torch::Tensor run_norm(const std::string& name, nn::BatchNorm2d& norm, const torch::Tensor& x) {

@@ -36,9 +36,9 @@ namespace F = torch::nn::functional;
 
 constexpr int64_t kKernelT1 = 11, kKernelF1 = 41, kStrideT1 = 2, kStrideF1 = 2;  // conv1
 constexpr int64_t kKernelT2 = 11, kKernelF2 = 21, kStrideT2 = 1, kStrideF2 = 2;  // conv2
-constexpr double kBnEps = 1e-3;       // MXNet batchnorm helper: eps 0.001
-constexpr double kBnMomentum = 0.1;   // MXNet momentum 0.9 = keep 90% of the running value
-constexpr int64_t kBucketStep = 100;  // deepspeech.cfg buckets 200, 300, ..., 1600 frames
+constexpr double kBnEps = 1e-3;                // MXNet batchnorm helper: eps 0.001
+constexpr double kDeepSpeechBnMomentum = 0.1;  // MXNet momentum 0.9 = keep 90% of the running value
+constexpr int64_t kBucketStep = 100;           // deepspeech.cfg buckets 200, 300, ..., 1600 frames
 
 // Time steps left after both convolutions.
 int64_t steps_after_conv(int64_t frames) {
@@ -57,7 +57,7 @@ torch::Tensor stepwise_batch_norm(const torch::Tensor& x, torch::Tensor& running
   auto mean = running_mean.narrow(0, 0, t * c), var = running_var.narrow(0, 0, t * c);
   auto w = gamma.defined() ? gamma.narrow(0, 0, t).reshape({t * c}) : torch::Tensor();
   auto bias = beta.defined() ? beta.narrow(0, 0, t).reshape({t * c}) : torch::Tensor();
-  return torch::batch_norm(flat, w, bias, mean, var, training, kBnMomentum, kBnEps, false)
+  return torch::batch_norm(flat, w, bias, mean, var, training, kDeepSpeechBnMomentum, kBnEps, false)
       .view({b, t, c});
 }
 
@@ -129,19 +129,19 @@ struct DeepSpeech2Impl : nn::Module {
             "conv1", nn::Conv2d(nn::Conv2dOptions(1, c.get_int("channels"), {kKernelT1, kKernelF1})
                                     .stride({kStrideT1, kStrideF1})
                                     .bias(false)))),
-        conv1_bn(register_module(
-            "conv1_bn",
-            nn::BatchNorm2d(
-                nn::BatchNormOptions(c.get_int("channels")).eps(kBnEps).momentum(kBnMomentum)))),
+        conv1_bn(
+            register_module("conv1_bn", nn::BatchNorm2d(nn::BatchNormOptions(c.get_int("channels"))
+                                                            .eps(kBnEps)
+                                                            .momentum(kDeepSpeechBnMomentum)))),
         conv2(register_module(
             "conv2", nn::Conv2d(nn::Conv2dOptions(c.get_int("channels"), c.get_int("channels"),
                                                   {kKernelT2, kKernelF2})
                                     .stride({kStrideT2, kStrideF2})
                                     .bias(false)))),
-        conv2_bn(register_module(
-            "conv2_bn",
-            nn::BatchNorm2d(
-                nn::BatchNormOptions(c.get_int("channels")).eps(kBnEps).momentum(kBnMomentum)))),
+        conv2_bn(
+            register_module("conv2_bn", nn::BatchNorm2d(nn::BatchNormOptions(c.get_int("channels"))
+                                                            .eps(kBnEps)
+                                                            .momentum(kDeepSpeechBnMomentum)))),
         gru_forward(register_module(
             "gru_forward", GruStack(conv_features(c), c.get_int("hidden"), c.get_int("rnn_layers"),
                                     steps_after_conv(c.get_int("max_frames"))))),
