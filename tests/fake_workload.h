@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "plumb/core/workload.h"
+#include "plumb/run/runner.h"
 
 namespace plumb::testing {
 
@@ -57,6 +58,17 @@ inline Workload fake_workload(Behaviour b, int fail_at = 0) {
     return std::make_unique<FakeModel>(b, fail_at);
   };
   return w;
+}
+
+// Run options for a fake workload: one thread, a loose 5% CI target, a 5 s budget.
+inline run::RunOptions fake_run_options(const Workload& w) {
+  run::RunOptions o;
+  o.workload = w.info.name;
+  o.config = w.default_config();
+  o.threads = 1;
+  o.target_ci = 0.05;
+  o.max_time_s = 5;
+  return o;
 }
 
 }  // namespace plumb::testing

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fake_workload.h"
+#include "fresh_heap.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/runner.h"
@@ -50,6 +51,7 @@ struct MallocDefaultsRequested {
 };
 
 TEST(HeapPolicy, TimingKeepsFreedBlocksInTheProcess) {
+  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
   std::vector<std::string> warnings;
   run::keep_freed_memory_in_process(warnings);
   EXPECT_TRUE(warnings.empty());
@@ -60,6 +62,7 @@ TEST(HeapPolicy, TimingKeepsFreedBlocksInTheProcess) {
 }
 
 TEST(HeapPolicy, ResidentSetCheckReturnsFreedBlocksToTheKernel) {
+  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
   std::vector<std::string> warnings;
   run::keep_freed_memory_in_process(warnings);
   ASSERT_GE(allocate_and_free_a_large_block().heap_while_live, 0);  // may reuse kept space
@@ -74,6 +77,7 @@ TEST(HeapPolicy, ResidentSetCheckReturnsFreedBlocksToTheKernel) {
 }
 
 TEST(HeapPolicy, MallocDefaultsVariableLeavesGlibcAloneAndWarns) {
+  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
   run::return_freed_memory_to_kernel();
   MallocDefaultsRequested defaults;
   std::vector<std::string> warnings;
@@ -82,15 +86,6 @@ TEST(HeapPolicy, MallocDefaultsVariableLeavesGlibcAloneAndWarns) {
   EXPECT_NE(warnings[0].find("PLUMB_MALLOC_DEFAULTS is set"), std::string::npos) << warnings[0];
   // Not applied: the large block is still mapped for itself.
   EXPECT_GE(allocate_and_free_a_large_block().mmapped_while_live, static_cast<long long>(kBlock));
-}
-
-run::RunOptions fake_options(const Workload& w) {
-  run::RunOptions o;
-  o.workload = w.info.name;
-  o.config = w.default_config();
-  o.threads = 1;
-  o.max_time_s = 2;
-  return o;
 }
 
 bool mentions_malloc_defaults(const std::vector<std::string>& warnings) {
@@ -102,18 +97,20 @@ bool mentions_malloc_defaults(const std::vector<std::string>& warnings) {
 // The timing runner and the profiler both apply the policy: a run under the opt-out stores
 // the warning, and a run without it applies the settings (a large block stays on the heap).
 TEST(HeapPolicy, RunsAndProfilesMeasureUnderThePolicy) {
+  using testing::fake_run_options;
   auto w = testing::fake_workload(testing::Behaviour::kSteady);
   {
     MallocDefaultsRequested defaults;
-    EXPECT_TRUE(mentions_malloc_defaults(run::run_workload(w, fake_options(w)).warnings));
+    EXPECT_TRUE(mentions_malloc_defaults(run::run_workload(w, fake_run_options(w)).warnings));
     EXPECT_TRUE(
-        mentions_malloc_defaults(profile::profile_workload(w, fake_options(w), 1).warnings));
+        mentions_malloc_defaults(profile::profile_workload(w, fake_run_options(w), 1).warnings));
   }
   run::return_freed_memory_to_kernel();
-  EXPECT_FALSE(mentions_malloc_defaults(run::run_workload(w, fake_options(w)).warnings));
+  EXPECT_FALSE(mentions_malloc_defaults(run::run_workload(w, fake_run_options(w)).warnings));
   EXPECT_EQ(allocate_and_free_a_large_block().mmapped_while_live, 0);
   run::return_freed_memory_to_kernel();
-  EXPECT_FALSE(mentions_malloc_defaults(profile::profile_workload(w, fake_options(w), 1).warnings));
+  EXPECT_FALSE(
+      mentions_malloc_defaults(profile::profile_workload(w, fake_run_options(w), 1).warnings));
   EXPECT_EQ(allocate_and_free_a_large_block().mmapped_while_live, 0);
 }
 

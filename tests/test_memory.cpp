@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "fresh_heap.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/profile/allocation_tracker.h"
@@ -257,6 +258,7 @@ TEST(MemoryProfile, TrackedPeakAgreesWithResidentSetGrowth) {
     return std::make_unique<TestModel>(net, forward, std::vector<int64_t>{batch, 2048}, 10,
                                        Optim::kSgdMomentum);
   });
+  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
   // The BLAS allocates its own buffers on first use; do that before the measurement.
   torch::mm(torch::ones({512, 512}), torch::ones({512, 512}));
   const auto r = profile(w, Mode::kTrain, 512, 0, /*return_freed_memory=*/true);

@@ -13,21 +13,12 @@ namespace plumb {
 namespace {
 
 using testing::Behaviour;
+using testing::fake_run_options;
 using testing::fake_workload;
-
-run::RunOptions options_for(const Workload& w) {
-  run::RunOptions o;
-  o.workload = w.info.name;
-  o.config = w.default_config();
-  o.threads = 1;
-  o.target_ci = 0.05;
-  o.max_time_s = 5;
-  return o;
-}
 
 TEST(Runner, WarmsUpPastTheColdStartAndMeetsTheTarget) {
   auto w = fake_workload(Behaviour::kSteady);
-  auto r = run::run_workload(w, options_for(w));
+  auto r = run::run_workload(w, fake_run_options(w));
   ASSERT_EQ(r.status, run::RunStatus::kOk) << r.message;
   EXPECT_TRUE(r.steady_detected);
   EXPECT_GE(r.warmup_s.size(), 15u);  // three windows of five
@@ -44,7 +35,7 @@ TEST(Runner, WarmsUpPastTheColdStartAndMeetsTheTarget) {
 
 TEST(Runner, IterationBudgetStopsSampling) {
   auto w = fake_workload(Behaviour::kSteady);
-  auto o = options_for(w);
+  auto o = fake_run_options(w);
   o.target_ci = 1e-9;  // unreachable
   o.max_iterations = 12;
   auto r = run::run_workload(w, o);
@@ -56,7 +47,7 @@ TEST(Runner, IterationBudgetStopsSampling) {
 
 TEST(Runner, NaNLossBecomesAStatusNotANumber) {
   auto w = fake_workload(Behaviour::kNaN);
-  auto r = run::run_workload(w, options_for(w));
+  auto r = run::run_workload(w, fake_run_options(w));
   EXPECT_EQ(r.status, run::RunStatus::kNanLoss);
   EXPECT_NE(r.message.find("iteration 20"), std::string::npos) << r.message;
   EXPECT_TRUE(std::isnan(r.throughput));
@@ -64,35 +55,35 @@ TEST(Runner, NaNLossBecomesAStatusNotANumber) {
 
 TEST(Runner, ExceptionsBecomeErrorAndOutOfMemoryStatuses) {
   auto thrower = fake_workload(Behaviour::kThrow);
-  auto r = run::run_workload(thrower, options_for(thrower));
+  auto r = run::run_workload(thrower, fake_run_options(thrower));
   EXPECT_EQ(r.status, run::RunStatus::kError);
   EXPECT_EQ(r.message, "boom");
   auto oom = fake_workload(Behaviour::kBadAlloc);
-  r = run::run_workload(oom, options_for(oom));
+  r = run::run_workload(oom, fake_run_options(oom));
   EXPECT_EQ(r.status, run::RunStatus::kOutOfMemory);
 }
 
 TEST(Runner, InvalidOptionsAreUsageErrors) {
   auto w = fake_workload(Behaviour::kSteady);
-  auto o = options_for(w);
+  auto o = fake_run_options(w);
   o.threads = 0;
   EXPECT_THROW(run::run_workload(w, o), UsageError);
-  o = options_for(w);
+  o = fake_run_options(w);
   o.target_ci = 0;
   EXPECT_THROW(run::run_workload(w, o), UsageError);
   o.target_ci = 1.5;
   EXPECT_THROW(run::run_workload(w, o), UsageError);
-  o = options_for(w);
+  o = fake_run_options(w);
   o.device = "tpu";
   EXPECT_THROW(run::run_workload(w, o), UsageError);
-  o = options_for(w);
+  o = fake_run_options(w);
   o.max_time_s = 0;
   EXPECT_THROW(run::run_workload(w, o), UsageError);
 }
 
 TEST(Runner, TooManyThreadsWarnsButRuns) {
   auto w = fake_workload(Behaviour::kSteady);
-  auto o = options_for(w);
+  auto o = fake_run_options(w);
   o.threads = 64;
   auto r = run::run_workload(w, o);
   EXPECT_EQ(r.status, run::RunStatus::kOk);

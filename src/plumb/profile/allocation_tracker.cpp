@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/profile/autograd_record.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::profile {
@@ -38,7 +39,6 @@ const char* phase_name(StepPhase phase) {
 namespace {
 
 constexpr char kOptimizerScope[] = "optimizer";
-constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
 
 // What the RecordFunction callback knows about the current thread.
 struct Frame {
@@ -223,8 +223,7 @@ std::unique_ptr<at::ObserverContext> track_op_start(const at::RecordFunction& fn
     } else {
       frame.kind = Frame::Kind::kLayer;
     }
-  } else if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
-             std::strncmp(name, kEngineWrapper, sizeof(kEngineWrapper) - 1) == 0) {
+  } else if (is_autograd_record(fn)) {
     frame.kind = Frame::Kind::kBackward;
     if (t.backward++ == 0) {
       Hub& h = hub();

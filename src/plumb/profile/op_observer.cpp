@@ -2,11 +2,11 @@
 #include "plumb/profile/op_observer.h"
 
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <mutex>
 
 #include "plumb/core/errors.h"
+#include "plumb/profile/autograd_record.h"
 #include "plumb/profile/cost_model.h"
 #include "plumb/profile/op_category.h"
 #include "plumb/run/step_loop.h"
@@ -31,8 +31,6 @@ struct Frame {
   // it runs, so the pointer stays valid for as long as this frame needs it.
   const char* root_name = nullptr;
 };
-
-constexpr char kEngineWrapper[] = "autograd::engine::evaluate_function:";
 
 OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
 std::mutex g_mutex;                // callbacks may run on threads the autograd engine spawns
@@ -73,11 +71,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     t_stack.push_back(frame);
     return nullptr;
   }
-  // The engine wraps each node in a FUNCTION-scope record "autograd::engine::evaluate_function:
-  // XBackward0"; both it and the node are autograd bookkeeping in the backward pass.
-  const bool engine_wrapper =
-      std::strncmp(fn.name(), kEngineWrapper, sizeof(kEngineWrapper) - 1) == 0;
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION || engine_wrapper) {
+  if (is_autograd_record(fn)) {
     frame.backward = true;
     frame.autograd_node = true;
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -24,7 +24,7 @@ namespace {
 
 namespace nn = torch::nn;
 
-constexpr double kDropout = 0.5;  // paper and torchvision
+constexpr double kAlexNetDropout = 0.5;  // paper and torchvision
 
 // Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed to
 // "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
@@ -63,10 +63,10 @@ struct AlexNetImpl : nn::Module {
         avgpool(register_module("avgpool",
                                 nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({6, 6})))),
         classifier(register_module("classifier",
-                                   nn::Sequential(nn::Dropout(kDropout),           // 0
+                                   nn::Sequential(nn::Dropout(kAlexNetDropout),    // 0
                                                   nn::Linear(256 * 6 * 6, 4096),   // 1 [B,4096]
                                                   inplace_relu(),                  // 2
-                                                  nn::Dropout(kDropout),           // 3
+                                                  nn::Dropout(kAlexNetDropout),    // 3
                                                   nn::Linear(4096, 4096),          // 4 [B,4096]
                                                   inplace_relu(),                  // 5
                                                   nn::Linear(4096, classes)))) {}  // 6 [B,classes]

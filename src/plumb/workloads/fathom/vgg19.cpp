@@ -26,7 +26,7 @@ namespace {
 
 namespace nn = torch::nn;
 
-constexpr double kDropout = 0.5;  // paper and torchvision
+constexpr double kVggDropout = 0.5;  // paper and torchvision
 
 // torchvision's cfgs["E"]: output channels of each 3x3 convolution, 0 = 2x2 max pool.
 // Feature-map sizes at 224x224: 224 -> 112 -> 56 -> 28 -> 14 -> 7 after each pool.
@@ -75,10 +75,10 @@ struct Vgg19Impl : nn::Module {
         classifier(register_module("classifier",
                                    nn::Sequential(nn::Linear(512 * 7 * 7, 4096),  // 0 [B,4096]
                                                   inplace_relu(),                 // 1
-                                                  nn::Dropout(kDropout),          // 2
+                                                  nn::Dropout(kVggDropout),       // 2
                                                   nn::Linear(4096, 4096),         // 3 [B,4096]
                                                   inplace_relu(),                 // 4
-                                                  nn::Dropout(kDropout),          // 5
+                                                  nn::Dropout(kVggDropout),       // 5
                                                   nn::Linear(4096, classes)))) {  // 6 [B,classes]
     // torchvision's VGG init_weights: Kaiming-normal (fan_out, relu) convolutions, N(0, 0.01)
     // linear weights, zero biases. (The defaults would give the FC layers a different scale.)
