@@ -120,7 +120,8 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   // process (plumb sweep) keeps freed blocks on purpose; either way the resident set stops
   // following the live bytes (measured: a 189 MB tracked peak showed as 232-284 MB of
   // resident growth). Returning every freed block to the kernel makes the resident-set
-  // comparison below measure the tensors, not the heap's history.
+  // comparison below measure the tensors, not the heap's history (fully so in a process that
+  // has not timed a run before, as plumb memory's: docs/memory.md).
   if (m.return_freed_memory) run::return_freed_memory_to_kernel();
   const bool rss_reset = reset_peak_rss();
   const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
