@@ -450,13 +450,13 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
 // place on the first writing open: its runs stay, the newer tables appear, and probes can be
 // stored and read back.
 TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
-  for (int version : {1, 2, 3, 4}) {
+  for (int version : {1, 2, 3, 4, 5}) {
     const std::string db = file("v" + std::to_string(version) + ".db");
     ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
     {
       // What each older version did not have yet.
       SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-      raw.exec("DROP TABLE sweep_points; DROP TABLE sweeps");
+      if (version < 5) raw.exec("DROP TABLE sweep_points; DROP TABLE sweeps");
       if (version < 4) raw.exec("DROP TABLE memory_profiles");
       if (version < 3) raw.exec("DROP TABLE probes");
       if (version < 2) raw.exec("DROP TABLE op_stats; DROP TABLE profiles");
@@ -485,6 +485,62 @@ TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
     SQLite::Database raw(db, SQLite::OPEN_READONLY);
     EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   }
+}
+
+// plumb added sweep_points.profile_id at 537b71d without a new schema version, so a v5 file
+// may lack it: read as it is (no profile), and upgraded to v6 by the first writing open.
+TEST_F(StoreTest, SchemaFiveWithoutPointProfilesIsReadAndUpgraded) {
+  const std::string db = file("v5.db");
+  const int64_t sweep_id = ResultsStore::open(db)->register_sweep("s", "w", "{}", 1);
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec(
+        "DROP TABLE sweep_points;"
+        "CREATE TABLE sweep_points (id INTEGER PRIMARY KEY AUTOINCREMENT, sweep_id INTEGER NOT "
+        "NULL REFERENCES sweeps(id), point_index INTEGER NOT NULL, point_key TEXT NOT NULL, mode "
+        "TEXT NOT NULL, params_json TEXT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL, "
+        "run_id INTEGER REFERENCES runs(id), memory_id INTEGER REFERENCES memory_profiles(id), "
+        "metrics_json TEXT NOT NULL, warmup_s REAL NOT NULL, measure_s REAL NOT NULL, wall_s "
+        "REAL NOT NULL, shard TEXT NOT NULL, finished_at TEXT NOT NULL, UNIQUE (sweep_id, "
+        "point_key));"
+        "PRAGMA user_version = 5;");
+    raw.exec(
+        "INSERT INTO sweep_points (sweep_id, point_index, point_key, mode, params_json, status, "
+        "message, metrics_json, warmup_s, measure_s, wall_s, shard, finished_at) VALUES (" +
+        std::to_string(sweep_id) +
+        ", 0, 'batch=1', 'train', '{}', 'ok', '', '{}', 0.5, 1.5, 2.5, '', "
+        "'2026-01-01T00:00:00Z')");
+  }
+  const auto read_point = [&](bool read_only) {
+    const auto points = ResultsStore::open(db, read_only)->load_sweep_points(sweep_id);
+    EXPECT_EQ(points.size(), 1u);
+    if (!points.empty()) {
+      EXPECT_EQ(points[0].key, "batch=1");
+      EXPECT_EQ(points[0].profile_id, 0);
+      EXPECT_DOUBLE_EQ(points[0].wall_s, 2.5);
+    }
+  };
+  read_point(/*read_only=*/true);
+  // A shard written by such a plumb merges as it is.
+  {
+    auto into = ResultsStore::open(file("merged.db"));
+    EXPECT_EQ(into->merge_from(db).sweeps_added, 1);
+    const auto merged = into->load_sweep_points(into->find_sweep("s")->id);
+    ASSERT_EQ(merged.size(), 1u);
+    EXPECT_EQ(merged[0].key, "batch=1");
+    EXPECT_EQ(merged[0].profile_id, 0);
+  }
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 5);  // reading changed nothing
+  }
+  read_point(/*read_only=*/false);
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM pragma_table_info('sweep_points') WHERE name = "
+                           "'profile_id'")
+                .getInt(),
+            1);
 }
 
 TEST_F(StoreTest, RefusesNewerSchemaAndLeavesItUntouched) {

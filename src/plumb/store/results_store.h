@@ -28,9 +28,10 @@ class Database;
 namespace plumb::store {
 
 // v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes; v4 adds
-// memory_profiles; v5 adds sweeps and sweep_points (older files are upgraded in place, in one
-// transaction, the first time a writing plumb opens them).
-inline constexpr int kSchemaVersion = 5;
+// memory_profiles; v5 adds sweeps and sweep_points; v6 makes sure sweep_points has profile_id
+// (plumb added it at 537b71d without a new version, so a v5 file may lack it). Older files are
+// upgraded in place, in one transaction, the first time a writing plumb opens them.
+inline constexpr int kSchemaVersion = 6;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.

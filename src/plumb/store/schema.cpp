@@ -443,12 +443,22 @@ void migrate_schema(SQLite::Database& db, int from) {
   if (from < 3) db.exec(kProbesSql);
   if (from < 4) db.exec(kMemorySql);
   if (from < 5) db.exec(kSweepsSql);
+  if (from == 5 && !has_column(db, "sweep_points", "profile_id"))
+    db.exec("ALTER TABLE sweep_points ADD COLUMN profile_id INTEGER REFERENCES profiles(id)");
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 
 bool has_table(SQLite::Database& db, const std::string& table) {
   SQLite::Statement q(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
   q.bind(1, table);
+  q.executeStep();
+  return q.getColumn(0).getInt() > 0;
+}
+
+bool has_column(SQLite::Database& db, const std::string& table, const std::string& column) {
+  SQLite::Statement q(db, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?");
+  q.bind(1, table);
+  q.bind(2, column);
   q.executeStep();
   return q.getColumn(0).getInt() > 0;
 }

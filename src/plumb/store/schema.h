@@ -73,4 +73,7 @@ void migrate_schema(SQLite::Database& db, int from);
 // Whether `table` exists (an older database read without upgrading may lack it).
 bool has_table(SQLite::Database& db, const std::string& table);
 
+// Whether `table` has `column` (a database read without upgrading may lack a later column).
+bool has_column(SQLite::Database& db, const std::string& table, const std::string& column);
+
 }  // namespace plumb::store::detail

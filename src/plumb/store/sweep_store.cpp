@@ -26,7 +26,8 @@ StoredSweep read_sweep_row(const SQLite::Statement& st) {
   return s;
 }
 
-SweepPointRecord read_point_row(const SQLite::Statement& st) {
+// `with_profile_id`: false for a schema-5 file from before 537b71d, read without upgrading.
+SweepPointRecord read_point_row(const SQLite::Statement& st, bool with_profile_id) {
   SweepPointRecord p;
   p.id = st.getColumn("id").getInt64();
   p.sweep_id = st.getColumn("sweep_id").getInt64();
@@ -38,7 +39,8 @@ SweepPointRecord read_point_row(const SQLite::Statement& st) {
   p.message = st.getColumn("message").getString();
   p.run_id = st.getColumn("run_id").isNull() ? 0 : st.getColumn("run_id").getInt64();
   p.memory_id = st.getColumn("memory_id").isNull() ? 0 : st.getColumn("memory_id").getInt64();
-  p.profile_id = st.getColumn("profile_id").isNull() ? 0 : st.getColumn("profile_id").getInt64();
+  if (with_profile_id && !st.getColumn("profile_id").isNull())
+    p.profile_id = st.getColumn("profile_id").getInt64();
   p.metrics = nlohmann::ordered_json::parse(st.getColumn("metrics_json").getString());
   p.warmup_s = st.getColumn("warmup_s").getDouble();
   p.measure_s = st.getColumn("measure_s").getDouble();
@@ -177,10 +179,11 @@ std::optional<StoredSweep> ResultsStore::find_sweep(const std::string& name) con
 
 std::vector<SweepPointRecord> ResultsStore::load_sweep_points(int64_t sweep_id) const {
   if (!detail::has_table(*db_, "sweep_points")) return {};
+  const bool with_profile_id = detail::has_column(*db_, "sweep_points", "profile_id");
   SQLite::Statement q(*db_, "SELECT * FROM sweep_points WHERE sweep_id = ? ORDER BY point_index");
   q.bind(1, sweep_id);
   std::vector<SweepPointRecord> out;
-  while (q.executeStep()) out.push_back(read_point_row(q));
+  while (q.executeStep()) out.push_back(read_point_row(q, with_profile_id));
   return out;
 }
 
@@ -214,12 +217,15 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
   SQLite::Database other(detail::has_side_files(path) ? path : detail::immutable_uri(path),
                          SQLite::OPEN_READONLY | SQLite::OPEN_URI);
   const detail::DbIdentity identity = detail::read_identity(other);
-  if (identity.user_version != kSchemaVersion)
+  // v5 files are read as they are: v6 only guarantees sweep_points.profile_id, which the
+  // points are read without when it is missing.
+  constexpr int kFirstSchemaWithSweeps = 5;
+  if (identity.user_version < kFirstSchemaWithSweeps || identity.user_version > kSchemaVersion)
     throw UsageError(fmt::format(
-        "cannot merge '{}': it has schema version {} and this plumb writes version {}; open it "
-        "once with a plumb of its version's successor that writes (e.g. `plumb export`) or "
-        "re-run its sweep with this plumb",
-        path, identity.user_version, kSchemaVersion));
+        "cannot merge '{}': it has schema version {} and this plumb merges versions {} to {}; "
+        "open it once with a plumb of its version's successor that writes (e.g. `plumb "
+        "export`) or re-run its sweep with this plumb",
+        path, identity.user_version, kFirstSchemaWithSweeps, kSchemaVersion));
   std::vector<StoredSweep> sweeps;
   {
     SQLite::Statement q(other, "SELECT * FROM sweeps ORDER BY id");
@@ -245,10 +251,11 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
                                           .insert_into(*db_, "sweeps");
       std::set<std::string> present;
       for (const auto& p : load_sweep_points(sweep_id)) present.insert(p.key);
+      const bool with_profile_id = detail::has_column(other, "sweep_points", "profile_id");
       SQLite::Statement q(other, "SELECT * FROM sweep_points WHERE sweep_id = ? ORDER BY id");
       q.bind(1, s.id);
       while (q.executeStep()) {
-        SweepPointRecord p = read_point_row(q);
+        SweepPointRecord p = read_point_row(q, with_profile_id);
         if (!present.insert(p.key).second) {
           ++report.points_already_present;
           continue;
