@@ -461,10 +461,12 @@ TEST_F(CompareSources, TagsSelectGroupsAndEnvironmentDifferencesAreListed) {
 TEST_F(CompareSources, NoisyConditionsOnBothSidesAreNoted) {
   SyntheticRun s;
   s.tag = "old";
-  s.warning = "load average 4.90 on 2 cores at start: other processes compete for the CPU";
+  s.warning =
+      "other processes kept 1.1 of 2 cores busy just before the run: they compete for the CPU";
   store("p.db", s);
   s.tag = "new";
-  s.warning = "load average 4.80 on 2 cores at start: other processes compete for the CPU";
+  s.warning =
+      "other processes kept 0.9 of 2 cores busy just before the run: they compete for the CPU";
   store("p.db", s);
   const Comparison c = compare_sources(old_vs_new());
   auto warnings = std::find_if(c.environment.begin(), c.environment.end(),

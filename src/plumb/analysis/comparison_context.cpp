@@ -85,8 +85,8 @@ std::vector<EnvironmentField> environment_fields(const std::vector<platform::Env
                     std::isnan(load_a) != std::isnan(load_b) ||
                         std::fabs(load_a - load_b) >= kLoadAverageTolerance});
   EnvironmentField warnings{"warnings", all_warnings(a), all_warnings(b), false};
-  // Warnings quote numbers ("load average 2.20 on 2 cores"): the same kind of warning with
-  // another figure is not a difference (the load has its own row above).
+  // Warnings quote numbers ("other processes kept 1.0 of 2 cores busy"): the same kind of
+  // warning with another figure is not a difference.
   warnings.differs = without_digits(warnings.a) != without_digits(warnings.b);
   fields.push_back(std::move(warnings));
   return fields;
