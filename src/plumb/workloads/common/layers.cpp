@@ -1,6 +1,8 @@
 // Shared layer helpers (see layers.h).
 #include "plumb/workloads/common/layers.h"
 
+#include "plumb/core/layer_scope.h"
+
 namespace plumb::workloads {
 
 torch::nn::ReLU inplace_relu() {
@@ -23,6 +25,15 @@ torch::nn::Conv2d he_initialised(torch::nn::Conv2d conv) {
 
 int64_t conv_out(int64_t in, int64_t kernel, int64_t stride) {
   return (in - kernel) / stride + 1;
+}
+
+torch::Tensor run_children(const std::string& prefix, torch::nn::Sequential& seq, torch::Tensor x) {
+  int64_t i = 0;
+  for (auto& child : *seq) {
+    LayerScope scope(prefix + "." + std::to_string(i++));
+    x = scope.output(child.forward(x));
+  }
+  return x;
 }
 
 }  // namespace plumb::workloads

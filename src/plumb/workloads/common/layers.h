@@ -1,6 +1,8 @@
 // Layer helpers that several networks share: factories and output-size arithmetic.
 #pragma once
 
+#include <string>
+
 #include <torch/torch.h>
 
 namespace plumb::workloads {
@@ -24,6 +26,10 @@ constexpr int64_t same_padding(int64_t kernel) {
 // He-normal weights for a convolution that feeds a ReLU (fan_out mode, as the TF detection
 // models' backbones initialise them); returns the same module.
 torch::nn::Conv2d he_initialised(torch::nn::Conv2d conv);
+
+// Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed
+// to "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
+torch::Tensor run_children(const std::string& prefix, torch::nn::Sequential& seq, torch::Tensor x);
 
 // Output length of an unpadded ("valid") convolution along one dimension.
 int64_t conv_out(int64_t in, int64_t kernel, int64_t stride);

@@ -9,6 +9,14 @@
 #include "plumb/core/layer_scope.h"
 
 namespace plumb::workloads {
+
+SyntheticEnvOptions env_options_from(const Config& c) {
+  SyntheticEnvOptions o;
+  o.frame_size = c.get_int("frame_size");
+  o.history = c.get_int("history");
+  o.actions = c.get_int("actions");
+  return o;
+}
 namespace {
 
 int64_t ball_size(int64_t s) {

@@ -24,6 +24,8 @@
 
 #include <torch/torch.h>
 
+#include "plumb/core/config.h"
+
 namespace plumb::workloads {
 
 struct SyntheticEnvOptions {
@@ -33,6 +35,10 @@ struct SyntheticEnvOptions {
   int64_t min_episode = 200;   // episode length in agent steps, uniform in [min, max]
   int64_t max_episode = 2000;  //
 };
+
+// The environment a DQN-family workload's config describes (its frame_size, history and
+// actions); episode lengths keep their defaults.
+SyntheticEnvOptions env_options_from(const Config& c);
 
 struct EnvStep {
   float reward = 0;   // 0 or +1 (within DQN's reward clipping range [-1, 1])

@@ -26,17 +26,6 @@ namespace nn = torch::nn;
 
 constexpr double kAlexNetDropout = 0.5;  // paper and torchvision
 
-// Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed to
-// "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
-torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch::Tensor x) {
-  int64_t i = 0;
-  for (auto& child : *seq) {
-    LayerScope scope(prefix + "." + std::to_string(i++));
-    x = scope.output(child.forward(x));
-  }
-  return x;
-}
-
 nn::MaxPool2d pool() {
   return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2));
 }

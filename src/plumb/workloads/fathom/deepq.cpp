@@ -205,21 +205,13 @@ class ReplayMemory {
   int64_t next_ = 0, size_ = 0, frames_pushed_ = 0;
 };
 
-SyntheticEnvOptions env_options(const Config& c) {
-  SyntheticEnvOptions o;
-  o.frame_size = c.get_int("frame_size");
-  o.history = c.get_int("history");
-  o.actions = c.get_int("actions");
-  return o;
-}
-
 class DeepQModel : public Model {
  public:
   DeepQModel(const Config& c, const torch::Device& device)
       : online_(c, ""),
         target_(c, "target."),
         device_(device),
-        env_options_(env_options(c)),
+        env_options_(env_options_from(c)),
         batch_(c.get_int("batch")),
         actions_(c.get_int("actions")),
         update_frequency_(c.get_int("update_frequency")),

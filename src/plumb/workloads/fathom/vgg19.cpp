@@ -39,17 +39,6 @@ constexpr std::array<int64_t, 21> kConfigE = {
     512, 512, 512,   512, kPool,  // features.28-36: [B,512,14,14]   -> [B,512,7,7]
 };
 
-// Runs each child of `seq` as its own layer "<prefix>.<i>", so time and FLOPs are attributed to
-// "features.0", "features.1" ... as torchvision names the modules, not to one opaque block.
-torch::Tensor run_children(const std::string& prefix, nn::Sequential& seq, torch::Tensor x) {
-  int64_t i = 0;
-  for (auto& child : *seq) {
-    LayerScope scope(prefix + "." + std::to_string(i++));
-    x = scope.output(child.forward(x));
-  }
-  return x;
-}
-
 // torchvision's make_layers(cfgs["E"], batch_norm=False): conv, relu pairs and pools, indexed
 // in one Sequential (features.0 = first conv, features.36 = last pool).
 nn::Sequential make_features() {

@@ -172,20 +172,12 @@ class ActorThreads {
   std::vector<std::thread> threads_;  // last: started after everything they use exists
 };
 
-SyntheticEnvOptions env_options(const Config& c) {
-  SyntheticEnvOptions o;
-  o.frame_size = c.get_int("frame_size");
-  o.history = c.get_int("history");
-  o.actions = c.get_int("actions");
-  return o;
-}
-
 class A3cModel : public Model {
  public:
   A3cModel(const Config& c, const torch::Device& device)
       : shared_(c),
         device_(device),
-        env_options_(env_options(c)),
+        env_options_(env_options_from(c)),
         actors_(c.get_int("actors")),
         t_max_(c.get_int("batch")),
         gamma_(c.get_double("gamma")),
