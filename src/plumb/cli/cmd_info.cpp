@@ -3,7 +3,6 @@
 #include <iostream>
 #include <optional>
 
-#include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,17 +40,9 @@ struct LayerRow {
   int64_t params = 0;
 };
 
-// Layers of `model` (built at batch 1) with output shapes from one traced inference step.
-std::vector<LayerRow> trace_layers(Model* model) {
+// The recorded layers of `model` with their module types and parameter counts.
+std::vector<LayerRow> layer_rows(Model* model, const std::vector<LayerRecord>& records) {
   auto modules = model->module().named_modules("", /*include_self=*/false);
-  std::vector<LayerRecord> records;
-  {
-    model->module().eval();
-    c10::InferenceMode no_autograd;
-    LayerRecorder recorder;
-    model->infer_step(model->make_batch());
-    records = recorder.records();
-  }
   std::vector<LayerRow> rows;
   for (const auto& r : records) {
     LayerRow row{r, "", 0};
@@ -142,8 +133,10 @@ void add_info_command(CLI::App& app) {
     torch::manual_seed(0);
     auto model = w.build(traced, torch::Device(torch::kCPU));
     const int64_t params = count_trainable_parameters(model->module());
-    const auto layers = trace_layers(model.get());
-    const profile::ForwardCost forward = profile::forward_cost(*model);
+    // One traced inference step gives both the layers with their output shapes and the work.
+    std::vector<LayerRecord> records;
+    const profile::ForwardCost forward = profile::forward_cost(*model, &records);
+    const auto layers = layer_rows(model.get(), records);
     // Table 1 is per inference at a small batch: 1 unless --batch says otherwise.
     std::optional<ModelTraffic> traffic;
     std::optional<analysis::IntensitySummary> summary;

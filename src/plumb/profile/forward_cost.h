@@ -4,6 +4,9 @@
 // `plumb info`'s forward_macs / forward_flops and the workload fidelity tests.
 #pragma once
 
+#include <vector>
+
+#include "plumb/core/layer_scope.h"
 #include "plumb/core/workload.h"
 
 namespace plumb::profile {
@@ -14,7 +17,9 @@ struct ForwardCost {
 };
 
 // Runs one inference step of `model` on one of its batches (eval mode, InferenceMode) with the
-// operator observer attached. Build the model at batch 1 for per-example figures.
-ForwardCost forward_cost(Model& model);
+// operator observer attached. Build the model at batch 1 for per-example figures. With
+// `layers`, the same step also records each layer's output (a LayerRecorder), so a caller that
+// needs both pays for one forward pass (plumb info: 9.7 s per pass for deepspeech2).
+ForwardCost forward_cost(Model& model, std::vector<LayerRecord>* layers = nullptr);
 
 }  // namespace plumb::profile
