@@ -17,6 +17,7 @@ SyntheticEnvOptions env_options_from(const Config& c) {
   o.actions = c.get_int("actions");
   return o;
 }
+
 namespace {
 
 int64_t ball_size(int64_t s) {
