@@ -235,6 +235,7 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
   for (const auto& s : sweeps)
     if (auto mine = sweep_named(*db_, s.name); mine && mine->spec != s.spec)
       throw different_spec(s.name, path_ + " (merging " + path + ")");
+  const bool with_profile_id = detail::has_column(other, "sweep_points", "profile_id");
   MergeReport report;
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -251,7 +252,6 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
                                           .insert_into(*db_, "sweeps");
       std::set<std::string> present;
       for (const auto& p : load_sweep_points(sweep_id)) present.insert(p.key);
-      const bool with_profile_id = detail::has_column(other, "sweep_points", "profile_id");
       SQLite::Statement q(other, "SELECT * FROM sweep_points WHERE sweep_id = ? ORDER BY id");
       q.bind(1, s.id);
       while (q.executeStep()) {
