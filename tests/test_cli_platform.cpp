@@ -45,6 +45,37 @@ TEST_F(Cli, ProbeReportsEveryDtypeAndLevelAndIsReused) {
       EXPECT_TRUE(p["by_threads"].empty()) << dtype;
     }
   }
+  // Every engine's measured peak is explained where it passes its theory, a library GEMM
+  // above the roof is flagged, and bf16 and int8 list the matrix engine (AMX) measured or
+  // refused with the reason.
+  for (const auto& [dtype, p] : j["peaks"].items()) {
+    ASSERT_TRUE(p.contains("engines")) << dtype;
+    for (const auto& e : p["engines"]) {
+      if (!e["supported"].get<bool>()) {
+        EXPECT_FALSE(e["reason"].get<std::string>().empty()) << dtype;
+        continue;
+      }
+      ASSERT_TRUE(e["theory"].is_object()) << dtype;
+      for (const auto& row : e["by_threads"]) {
+        if (!row["fraction_of_theoretical"].is_number()) continue;
+        if (row["fraction_of_theoretical"].get<double>() > 1.05) {
+          EXPECT_FALSE(e["theory"]["note"].get<std::string>().empty())
+              << dtype << " above theory without an explanation";
+        }
+      }
+      if (!e["theory"]["agrees_with_table"].get<bool>()) {
+        EXPECT_FALSE(e["theory"]["note"].get<std::string>().empty()) << dtype;
+      }
+    }
+    if (p["gemm_above_roof"].get<bool>()) {
+      EXPECT_FALSE(p["gemm_note"].get<std::string>().empty()) << dtype;
+    }
+    if (dtype == "bf16" || dtype == "int8") {
+      std::set<std::string> engines;
+      for (const auto& e : p["engines"]) engines.insert(e["engine"].get<std::string>());
+      EXPECT_EQ(engines, (std::set<std::string>{"vector", "matrix"})) << dtype;
+    }
+  }
   // fp32 runs everywhere plumb builds: an instruction peak and a library GEMM.
   ASSERT_TRUE(j["peaks"]["fp32"]["supported"].get<bool>());
   EXPECT_GT(j["peaks"]["fp32"]["instruction_flops"].get<double>(), 0);

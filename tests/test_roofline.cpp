@@ -33,7 +33,7 @@ Ceilings sample_ceilings() {
 
 WorkItem item(const std::string& name, double flops, double bytes, double footprint,
               double seconds) {
-  return WorkItem{name, flops, bytes, footprint, seconds};
+  return WorkItem{name, flops, bytes, footprint, seconds, ""};
 }
 
 // Ceilings with a real CPU's proportions: 115.4 GFLOP/s; L1 281.4 GB/s (32 KiB), L2 112.2 GB/s

@@ -45,13 +45,37 @@ const nlohmann::json* row_for_threads(const nlohmann::json& rows, int threads) {
 
 }  // namespace
 
+std::string op_compute_dtype(const std::string& signature) {
+  // "aten::addmm|Float[8]|Float[8,16]|..." : the type before the first '['.
+  const size_t bracket = signature.find('[');
+  if (bracket == std::string::npos) return "";
+  const size_t bar = signature.rfind('|', bracket);
+  if (bar == std::string::npos) return "";
+  std::string type = signature.substr(bar + 1, bracket - bar - 1);
+  const size_t sparse = type.find("sparse");
+  if (sparse != std::string::npos) type.resize(sparse);
+  static const std::map<std::string, std::string> kNames = {
+      {"Float", "fp32"}, {"Double", "fp64"}, {"BFloat16", "bf16"}, {"Half", "fp16"},
+      {"QInt8", "int8"}, {"QUInt8", "int8"}, {"Char", "int8"},     {"Byte", "int8"}};
+  const auto it = kNames.find(type);
+  return it != kNames.end() ? it->second : "";
+}
+
 std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by) {
   if (by == GroupBy::kCategory)
     throw UsageError("a roofline groups by op or layer (a category mixes unrelated operators)");
   std::map<std::string, WorkItem> groups;
+  std::map<std::string, double> dtype_flops;  // the FLOPs behind each group's dtype so far
   for (const profile::OpStat& op : profile.ops) {
-    WorkItem& item = groups[group_key(op, by)];
+    const std::string key = group_key(op, by);
+    WorkItem& item = groups[key];
     accumulate(item, op);
+    if (!is_costed(op)) continue;
+    auto [seen, first] = dtype_flops.emplace(key, -1.0);
+    if (first || op.flops > seen->second) {
+      seen->second = op.flops;
+      item.dtype = op_compute_dtype(op.signature);
+    }
   }
   std::vector<WorkItem> out;
   for (auto& [name, item] : groups) {
@@ -75,6 +99,40 @@ PeakKind parse_peak_kind(const std::string& text) {
   throw UsageError(fmt::format("unknown peak '{}': use instruction or gemm", text));
 }
 
+namespace {
+
+// The compute roof of one dtype's entry in the probe's `peaks`, or nullopt-like {0, reason}.
+ComputeRoof compute_roof(const nlohmann::json& p, const std::string& dtype, int threads,
+                         PeakKind kind) {
+  ComputeRoof roof;
+  if (kind == PeakKind::kInstruction) {
+    const auto* row = row_for_threads(p.at("by_threads"), threads);
+    if (row == nullptr) return roof;
+    roof.flops = row->at("flops").get<double>();
+    const std::string engine = p.value("engine", std::string("vector"));
+    roof.source = fmt::format("{} instruction peak ({}{}, {} threads)", dtype,
+                              engine == "matrix" ? "matrix engine, " : "",
+                              p.at("isa").get<std::string>(), row->at("threads").get<int>());
+    return roof;
+  }
+  nlohmann::json supported = nlohmann::json::array();
+  for (const auto& g : p.at("gemm"))
+    if (g.at("supported").get<bool>()) supported.push_back(g);
+  const auto* row = row_for_threads(supported, threads);
+  if (row == nullptr) return roof;
+  // Several libraries per thread count: the fastest one at the chosen count.
+  const int t = row->at("threads").get<int>();
+  for (const auto& g : supported)
+    if (g.at("threads").get<int>() == t && g.at("flops").get<double>() > roof.flops) {
+      roof.flops = g.at("flops").get<double>();
+      roof.source = fmt::format("{} GEMM peak ({}, {} threads)", dtype,
+                                g.at("library").get<std::string>(), t);
+    }
+  return roof;
+}
+
+}  // namespace
+
 Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,
                              PeakKind kind) {
   const auto& peaks = probe.at("peaks");
@@ -85,27 +143,17 @@ Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dty
     throw UsageError(fmt::format("dtype {} is not supported on this machine: {}", dtype,
                                  p.at("reason").get<std::string>()));
   Ceilings c;
-  if (kind == PeakKind::kInstruction) {
-    const auto* row = row_for_threads(p.at("by_threads"), threads);
-    PLUMB_ASSERT(row != nullptr, "a supported dtype has per-thread peaks");
-    c.peak_flops = row->at("flops").get<double>();
-    c.peak_source = fmt::format("{} instruction peak ({}, {} threads)", dtype,
-                                p.at("isa").get<std::string>(), row->at("threads").get<int>());
-  } else {
-    nlohmann::json supported = nlohmann::json::array();
-    for (const auto& g : p.at("gemm"))
-      if (g.at("supported").get<bool>()) supported.push_back(g);
-    const auto* row = row_for_threads(supported, threads);
-    if (row == nullptr)
-      throw UsageError(fmt::format("the probe measured no GEMM for dtype {}", dtype));
-    // Several libraries per thread count: the fastest one at the chosen count.
-    const int t = row->at("threads").get<int>();
-    for (const auto& g : supported)
-      if (g.at("threads").get<int>() == t && g.at("flops").get<double>() > c.peak_flops) {
-        c.peak_flops = g.at("flops").get<double>();
-        c.peak_source = fmt::format("{} GEMM peak ({}, {} threads)", dtype,
-                                    g.at("library").get<std::string>(), t);
-      }
+  const ComputeRoof own = compute_roof(p, dtype, threads, kind);
+  if (own.flops <= 0) {
+    PLUMB_ASSERT(kind == PeakKind::kGemm, "a supported dtype has per-thread peaks");
+    throw UsageError(fmt::format("the probe measured no GEMM for dtype {}", dtype));
+  }
+  c.peak_flops = own.flops;
+  c.peak_source = own.source;
+  for (const auto& [name, entry] : peaks.items()) {
+    if (!entry.at("supported").get<bool>()) continue;
+    const ComputeRoof roof = compute_roof(entry, name, threads, kind);
+    if (roof.flops > 0) c.by_dtype[name] = roof;
   }
   nlohmann::json levels = nlohmann::json::array();
   const auto* level_row = row_for_threads(probe.at("bandwidth").at("levels"), threads);
@@ -116,6 +164,8 @@ Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dty
   const int t = level_row->at("threads").get<int>();
   for (const auto& l : probe.at("bandwidth").at("levels")) {
     if (l.at("threads").get<int>() != t) continue;
+    // A level the probe found indistinct from a slower one is not a roof of its own.
+    if (!l.value("merged_into", std::string()).empty()) continue;
     c.memory.push_back({l.at("level").get<std::string>(), l.at("triad").get<double>(),
                         l.at("capacity_bytes").get<int64_t>()});
   }

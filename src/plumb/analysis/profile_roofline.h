@@ -17,11 +17,18 @@
 
 namespace plumb::analysis {
 
+// The dtype an operator computes in, from its signature (profile/op_call.h): the first input
+// tensor's type, as plumb's peaks name them ("fp32", "fp64", "bf16", "fp16", "int8" for
+// quantized and 8-bit integer tensors); "" when its first tensor is another type (indices,
+// masks) or it has none.
+std::string op_compute_dtype(const std::string& signature);
+
 // One item per breakdown group (op or layer; category is refused: a category has no single
-// footprint). Time = self time of every operator in the group (as the breakdown counts it);
-// FLOPs and bytes = its costed operators'; footprint = the largest bytes one costed call
-// touches (bytes per call); reported as footprint_level, while a measured item's level
-// comes from its achieved data rate (see roofline.h).
+// footprint). Its dtype is that of its costed operator with the most FLOPs. Time = self time of
+// every operator in the group (as the breakdown counts it); FLOPs and bytes = its costed
+// operators'; footprint = the largest bytes one costed call touches (bytes per call); reported as
+// footprint_level, while a measured item's level comes from its achieved data rate (see
+// roofline.h).
 std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by);
 // The whole step: every operator's work, the step's wall time (framework overhead included,
 // so utilisation is the honest TBD eq. 2 figure).
@@ -31,8 +38,10 @@ enum class PeakKind { kInstruction, kGemm };
 PeakKind parse_peak_kind(const std::string& text);  // "instruction" | "gemm"
 
 // The roofs a probe document (platform/probe.h) measured for `dtype` at `threads`: the
-// instruction or GEMM peak, and the triad bandwidth of each memory level, at the largest
-// measured thread count not above `threads` (the probe measures 1..N). Throws UsageError when
+// instruction peak (of the dtype's fastest engine) or GEMM peak, the same for every other
+// supported dtype (Ceilings::by_dtype), and the triad bandwidth of each memory level, at the
+// largest measured thread count not above `threads` (the probe measures 1..N). Levels the
+// probe merged into a slower one (indistinct on this machine) are left out. Throws UsageError when
 // the dtype is unsupported on the machine (with the probe's reason) or the probe has no
 // bandwidth levels.
 Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,

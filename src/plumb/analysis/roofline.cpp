@@ -118,6 +118,12 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
 
   Placement p;
   p.name = item.name;
+  p.dtype = item.dtype;
+  const auto own =
+      item.dtype.empty() ? ceilings.by_dtype.end() : ceilings.by_dtype.find(item.dtype);
+  const double peak = own != ceilings.by_dtype.end() && own->second.flops > 0 ? own->second.flops
+                                                                              : ceilings.peak_flops;
+  p.peak_flops = peak;
   p.flops = item.flops;
   p.bytes = item.bytes;
   p.seconds = item.seconds;
@@ -137,11 +143,11 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
       has_work && measured ? level_for_rate(item.bytes / item.seconds, ceilings) : footprint_level;
   p.level = level.level;
   for (const MemoryRoof& roof : ceilings.memory) {
-    p.roofs.push_back({roof.level, attainable(p.intensity, ceilings.peak_flops, roof.bytes_per_s)});
+    p.roofs.push_back({roof.level, attainable(p.intensity, peak, roof.bytes_per_s)});
   }
-  p.roof = attainable(p.intensity, ceilings.peak_flops, level.bytes_per_s);
+  p.roof = attainable(p.intensity, peak, level.bytes_per_s);
 
-  const double ridge = ceilings.peak_flops / level.bytes_per_s;
+  const double ridge = peak / level.bytes_per_s;
   const bool compute_bound = p.intensity >= ridge;
   const std::string predicted = compute_bound ? kCompute : kMemoryPrefix + level.level;
 
@@ -160,9 +166,9 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
 
   p.achieved_flops = item.flops / item.seconds;
   p.achieved_bytes_per_s = item.bytes / item.seconds;
-  p.utilisation = p.achieved_flops / ceilings.peak_flops;
-  p.roof_fraction = compute_bound ? p.achieved_flops / ceilings.peak_flops
-                                  : p.achieved_bytes_per_s / level.bytes_per_s;
+  p.utilisation = p.achieved_flops / peak;
+  p.roof_fraction =
+      compute_bound ? p.achieved_flops / peak : p.achieved_bytes_per_s / level.bytes_per_s;
   p.bound = p.roof_fraction < overhead_fraction ? kOverhead : predicted;
   return p;
 }

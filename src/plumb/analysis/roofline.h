@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,18 @@ struct MemoryRoof {
   int64_t capacity_bytes = 0;  // 0 = unlimited (dram)
 };
 
+struct ComputeRoof {
+  double flops = 0;    // FLOP/s (int8: integer ops/s)
+  std::string source;  // "bf16 instruction peak (amx tdpbf16ps, 2 threads)"
+};
+
 struct Ceilings {
-  double peak_flops = 0;           // FLOP/s
-  std::string peak_source;         // where the peak came from: "fp32 gemm", "fp32 instruction"
+  double peak_flops = 0;    // FLOP/s of the run's own dtype
+  std::string peak_source;  // where the peak came from: "fp32 gemm", "fp32 instruction"
+  // The compute roof of every dtype the machine has one for (its fastest engine: vector units
+  // or a matrix engine), so that an operator is placed on the roof of the dtype it computes
+  // in: an int8 convolution on the int8 roof inside an fp32 step. May be empty.
+  std::map<std::string, ComputeRoof> by_dtype;
   std::vector<MemoryRoof> memory;  // fastest first
 };
 
@@ -28,6 +38,9 @@ struct WorkItem {
   double bytes = 0;            // read + written per step
   double footprint_bytes = 0;  // distinct bytes touched; predicts the level when unmeasured
   double seconds = 0;          // per step
+  // The dtype its compute runs in ("fp32", "bf16", "int8", ...); "" or one without a roof in
+  // Ceilings::by_dtype: the ceilings' own peak_flops.
+  std::string dtype;
 };
 
 struct RoofAt {
@@ -45,6 +58,8 @@ struct Placement {
   // Memory level the footprint would fit in: shown for reference, not used for the bound of a
   // measured item.
   std::string footprint_level;
+  std::string dtype;          // the item's dtype
+  double peak_flops = 0;      // the compute roof it was placed under (see WorkItem::dtype)
   std::vector<RoofAt> roofs;  // one per memory level, in Ceilings order
   double roof = 0;            // attainable FLOP/s at `level`
   std::string bound;          // "compute", "memory:<level>" or "overhead"
@@ -52,7 +67,7 @@ struct Placement {
   double utilisation = 0;     // achieved_flops / peak (TBD eq. 2)
 };
 
-// Rules of `place`:
+// Rules of `place` (peak = the compute roof of the item's dtype, see WorkItem::dtype):
 // - Level of a measured item (seconds > 0 with work): the slowest memory level (lowest
 //   bytes_per_s) whose bandwidth is at least the achieved bytes/s, i.e. the slowest level fast
 //   enough to explain the measured rate. A footprint that fits a cache does not say the data is

@@ -46,6 +46,8 @@ nlohmann::ordered_json placement_json(const analysis::Placement& p) {
           {"intensity", json_number(p.intensity)},
           {"achieved_flops", json_number(p.achieved_flops)},
           {"achieved_bytes_per_s", json_number(p.achieved_bytes_per_s)},
+          {"dtype", p.dtype},
+          {"peak_flops", p.peak_flops},
           {"level", p.level},
           {"footprint_level", p.footprint_level},
           {"roof_flops", p.roof},
@@ -129,7 +131,10 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
       out["probe_id"] = probe.probe.id;
       out["ceilings"] = {{"peak_flops", ceilings.peak_flops},
                          {"peak_source", ceilings.peak_source},
+                         {"by_dtype", nlohmann::ordered_json::object()},
                          {"memory", nlohmann::ordered_json::array()}};
+      for (const auto& [roof_dtype, roof] : ceilings.by_dtype)
+        out["ceilings"]["by_dtype"][roof_dtype] = {{"flops", roof.flops}, {"source", roof.source}};
       for (const auto& m : ceilings.memory)
         out["ceilings"]["memory"].push_back(
             {{"level", m.level},

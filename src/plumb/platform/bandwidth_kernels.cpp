@@ -437,6 +437,7 @@ std::vector<CacheLevel> data_levels(const std::vector<CacheLevel>& caches) {
 }
 
 constexpr int64_t kKiB = 1024;
+constexpr int64_t kQuickDramFloor = 256 * kKiB * kKiB;
 // Smallest relative drop taken for a plateau break: above the run-to-run noise of an idle
 // machine (~2%), below the steepest step of a gradual transition (Zen 4's L2 -> victim L3
 // declines ~15% over an octave, in steps of 3-5% at 4 points per octave).
@@ -449,7 +450,12 @@ std::vector<int64_t> default_working_sets(const std::vector<CacheLevel>& caches,
   std::vector<CacheLevel> levels = data_levels(caches);
   const int64_t llc =
       levels.empty() ? 32 * kKiB * kKiB : level_capacity(levels.back(), std::max(1, max_threads));
-  const int64_t top = 8 * llc;
+  // Quick: the DRAM point at 8 x the LLC, but no more than 2.25 x it once that exceeds
+  // 256 MiB. A host's 480 MiB LLC would otherwise mean a 3.8 GB point, several seconds of
+  // page faults and passes (the quick probe took 17.7 s on such a VM); summarize_levels takes
+  // DRAM from >= 2 x the LLC when nothing reaches 4 x.
+  const int64_t top =
+      thorough ? 8 * llc : std::min(8 * llc, std::max(9 * llc / 4, kQuickDramFloor));
   std::vector<int64_t> sizes;
   if (thorough) {
     // 16 KiB x 2^(k/4), rounded to whole KiB, until the first point >= 8 x LLC.
@@ -531,7 +537,10 @@ std::vector<LevelBandwidth> summarize_levels(const std::vector<BwPoint>& points,
       bool found;
       if (i == n) {
         lb.level = "dram";
-        found = plateau(lb, 4 * cap[n - 1] - 1, INT64_MAX);
+        // Well beyond the last level; a sweep that stops short of 4 x it (quick, huge LLC)
+        // takes what lies beyond 2 x.
+        found = plateau(lb, 4 * cap[n - 1] - 1, INT64_MAX) ||
+                plateau(lb, 2 * cap[n - 1] - 1, INT64_MAX);
       } else {
         lb.level = "l" + std::to_string(levels[i].level);
         lb.capacity_bytes = cap[i];

@@ -59,7 +59,8 @@ std::vector<BwPoint> sweep_bandwidth(const BwSweepOptions& options);
 // The vector width the sweep uses here: "avx512", "avx2" or "scalar".
 std::string bandwidth_isa();
 
-// Working sets for a sweep. quick: half of each cache level plus 8 x the last-level cache;
+// Working sets for a sweep. quick: half of each cache level plus 8 x the last-level cache
+// (at most 2.25 x it where 8 x would exceed 256 MiB);
 // thorough: geometric, 4 points per octave, from 16 KiB to >= 8 x the last-level cache. The
 // last-level size is what `max_threads` threads can use (a level shared by k CPUs counts
 // once per k threads), so the top point stays beyond all of it. No cache info: 32 MiB LLC.
@@ -80,12 +81,12 @@ struct LevelBandwidth {
 // kernel over working sets that fit the level but not the level below (capacity: the per-CPU
 // share of a private level times threads; a level shared by k CPUs counts once per k threads,
 // assuming consecutive CPUs share it). Sizes at least twice the level below are preferred,
-// so the plateau is not the tail of the faster level. DRAM: sizes >= 4 x the last level.
+// so the plateau is not the tail of the faster level. DRAM: see below.
 // plateau_break_bytes: the largest sustained relative drop (>= 3%; the two sizes after it
 // both below, the size before it not a spike) of the read curve (else another kernel's)
 // between consecutive sizes at most an octave apart, searched between the geometric
-// midpoints to the neighbouring levels. Ordered by level, then threads. Empty when `caches`
-// is.
+// midpoints to the neighbouring levels. DRAM: sizes >= 4 x the last level, else >= 2 x.
+// Ordered by level, then threads. Empty when `caches` is.
 std::vector<LevelBandwidth> summarize_levels(const std::vector<BwPoint>& points,
                                              const std::vector<CacheLevel>& caches);
 

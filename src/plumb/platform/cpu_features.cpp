@@ -97,6 +97,7 @@ void detect_x86(CpuFeatures& f) {
     f.avx512vl = bit(r7.ebx, 31) && os_avx512;
     f.avx512_vnni = bit(r7.ecx, 11) && os_avx512;
     f.amx_bf16 = bit(r7.edx, 22) && os_amx;
+    f.amx_tile = bit(r7.edx, 24) && os_amx;
     f.avx512_fp16 = bit(r7.edx, 23) && os_avx512;
     f.amx_int8 = bit(r7.edx, 25) && os_amx;
     if (r7.eax >= 1) {
@@ -459,6 +460,11 @@ int fma_width_bits(const CpuFeatures& cpu) {
 }
 std::string microarchitecture_name(const CpuFeatures& cpu) {
   return fma_entry(cpu).name;
+}
+int tile_cycles_per_instruction(const CpuFeatures& cpu) {
+  // Intel's optimisation manual: TDPBF16PS and TDPBUSD issue once per 16 cycles.
+  const std::string name = fma_entry(cpu).name;
+  return name == "sapphirerapids" || name == "emeraldrapids" || name == "graniterapids" ? 16 : 0;
 }
 
 double theoretical_peak_flops(PeakDtype dtype, const CpuFeatures& cpu, double hz, int cores) {

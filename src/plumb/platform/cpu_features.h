@@ -30,8 +30,9 @@ struct CpuFeatures {
   bool avx512_bf16 = false;
   bool avx512_fp16 = false;
   bool avx_vnni = false;
-  bool amx_bf16 = false;  // reported only; plumb has no AMX kernel
-  bool amx_int8 = false;
+  bool amx_tile = false;                 // AMX: tile registers (XCR0 XTILECFG + XTILEDATA enabled)
+  bool amx_bf16 = false;                 // tdpbf16ps
+  bool amx_int8 = false;                 // tdpbusd / tdpbssd
   std::string widest_fp32_isa = "none";  // "avx512" | "avx2+fma" | "sse2" | "none"
 };
 
@@ -111,10 +112,15 @@ const char* peak_dtype_name(PeakDtype dtype);  // "fp64", "fp32", "bf16", "fp16"
 
 // FMA units per core and their width in bits, from a TABLE of known microarchitectures, not
 // measured (see cpu_features.cpp for the entries and their caveats). 0 = not in the table.
+// A hypervisor may report another model than the real one: the probe infers the theory from
+// measured throughput (peak_theory.h) and uses the table only as a cross-check.
 int fma_units_per_core(const CpuFeatures& cpu);
 int fma_width_bits(const CpuFeatures& cpu);
 // The table's name for the core, e.g. "zen4", "skylake-server"; "" when unknown.
 std::string microarchitecture_name(const CpuFeatures& cpu);
+// Cycles between two AMX tile products (tdpbf16ps, tdpbusd) on one core, from the same table:
+// 16 on the Xeons with AMX (Sapphire, Emerald and Granite Rapids); 0 = not in the table.
+int tile_cycles_per_instruction(const CpuFeatures& cpu);
 
 // cores (physical: see cores_used_by) x FMA units x lanes x ops per lane per instruction x hz, with
 // lanes limited to the widest vector ISA the OS enables. fp32/fp64: an FMA is 2 FLOPs per lane.

@@ -5,6 +5,8 @@
 // are chosen at run time, because plumb is compiled for generic x86-64.
 #include "plumb/platform/peak_kernels.h"
 
+#include "plumb/platform/tile_kernels.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,10 +31,6 @@ namespace plumb::platform {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Runs `iterations` loop trips and writes a value depending on every accumulator to `sink`,
-// so the compiler cannot drop the work.
-using PeakKernel = void (*)(uint64_t iterations, volatile double* sink);
 
 #define PLUMB_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define PLUMB_REP16(X) PLUMB_REP12(X) X(12) X(13) X(14) X(15)
@@ -271,49 +269,120 @@ __attribute__((target("avx2"))) void int8_avx2(uint64_t iterations, volatile dou
 #undef PLUMB_FOLD
 }
 
+// The core clock while the vector units are busy: per trip 10 x (10 dependent register adds,
+// then 8 independent FMAs on zeroed registers), so 100 cycles a trip at 0.8 FMAs per cycle,
+// below the issue rate of every core with these instructions (>= 1 per cycle: 512 bits per
+// cycle for AVX-512 cores, 256 for AVX2 ones), and the add chain sets the pace. Dense enough
+// that a core which lowers its clock for wide FMAs does so here too. Assembly, so that the
+// compiler can neither fold the adds nor drop the FMAs.
+#define PLUMB_FMA_CLOCK(NAME, REG, ZERO)                                                         \
+  void NAME(uint64_t iterations, volatile double* sink) {                                        \
+    static_assert(kClockChainCyclesPerIteration == 100, "10 blocks of 10 adds");                 \
+    uint64_t acc = 0, one = 1;                                                                   \
+    if (iterations == 0) return;                                                                 \
+    __asm__ volatile(".irp r,0,1,2,3,4,5,6,7,8,9\n\t" ZERO " %%" REG "\\r, %%" REG "\\r, %%" REG \
+                     "\\r\n\t"                                                                   \
+                     ".endr\n\t"                                                                 \
+                     "1:\n\t"                                                                    \
+                     ".rept 10\n\t"                                                              \
+                     ".rept 10\n\t"                                                              \
+                     "add %[one], %[acc]\n\t"                                                    \
+                     ".endr\n\t"                                                                 \
+                     ".irp r,2,3,4,5,6,7,8,9\n\t"                                                \
+                     "vfmadd231ps %%" REG "0, %%" REG "1, %%" REG                                \
+                     "\\r\n\t"                                                                   \
+                     ".endr\n\t"                                                                 \
+                     ".endr\n\t"                                                                 \
+                     "dec %[n]\n\t"                                                              \
+                     "jnz 1b\n\t"                                                                \
+                     "vzeroupper\n\t"                                                            \
+                     : [acc] "+r"(acc), [n] "+r"(iterations)                                     \
+                     : [one] "r"(one)                                                            \
+                     : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",     \
+                       "xmm8", "xmm9");                                                          \
+    *sink = static_cast<double>(acc);                                                            \
+  }
+PLUMB_FMA_CLOCK(fma_clock_avx512, "zmm", "vpxord")
+PLUMB_FMA_CLOCK(fma_clock_avx2, "ymm", "vxorps")
+#undef PLUMB_FMA_CLOCK
+
 #endif  // __x86_64__
 
 #undef PLUMB_REP12
 #undef PLUMB_REP16
 
+void clock_kernel(uint64_t iterations, volatile double* sink) {
+  run_clock_chain(iterations);
+  *sink = 0;
+}
+
 struct Variant {
   std::string isa;     // "" = unsupported
   std::string reason;  // why unsupported
   PeakKernel kernel = nullptr;
-  double ops_per_iteration = 0;  // chains x lanes x ops per lane (header's convention)
+  double ops_per_iteration = 0;  // chains x ops per instruction (header's convention)
+  double ops_per_instruction = 0;
+  int instruction_bits = 0;  // 0 for tiles
+  EngineKind engine = EngineKind::kVector;
+  // The clock kernel that keeps the same engine busy (kClockChainCyclesPerIteration cycles a
+  // trip); the plain add chain where there is none (SSE2).
+  PeakKernel clock = clock_kernel;
 };
 
 Variant unsupported(std::string reason) {
-  return {"", std::move(reason), nullptr, 0};
+  Variant v;
+  v.reason = std::move(reason);
+  return v;
+}
+
+// A vector kernel with `chains` accumulators of `bits`-wide instructions doing `ops_per_lane`
+// operations per `lane_bits` lane.
+Variant vector_variant(std::string isa, PeakKernel kernel, int chains, int bits, int lane_bits,
+                       int ops_per_lane) {
+  Variant v;
+  v.isa = std::move(isa);
+  v.kernel = kernel;
+  v.instruction_bits = bits;
+  v.ops_per_instruction = static_cast<double>(bits / lane_bits) * ops_per_lane;
+  v.ops_per_iteration = chains * v.ops_per_instruction;
+#if defined(__x86_64__)
+  if (bits == 512) v.clock = fma_clock_avx512;
+  if (bits == 256) v.clock = fma_clock_avx2;
+#endif
+  return v;
 }
 
 Variant select_variant(PeakDtype dtype, const CpuFeatures& cpu) {
 #if defined(__x86_64__)
   switch (dtype) {
     case PeakDtype::kFp32:
-      if (cpu.avx512f) return {"avx512 vfmadd231ps", "", fp32_avx512, 16 * 16 * 2};
-      if (cpu.avx2 && cpu.fma) return {"avx2 vfmadd231ps", "", fp32_avx2, 12 * 8 * 2};
-      if (cpu.sse2) return {"sse2 mulps+addps", "", fp32_sse2, 12 * 4 * 2};
+      if (cpu.avx512f) return vector_variant("avx512 vfmadd231ps", fp32_avx512, 16, 512, 32, 2);
+      if (cpu.avx2 && cpu.fma) return vector_variant("avx2 vfmadd231ps", fp32_avx2, 12, 256, 32, 2);
+      if (cpu.sse2) return vector_variant("sse2 mulps+addps", fp32_sse2, 12, 128, 32, 2);
       return unsupported("no SSE2 on this CPU");
     case PeakDtype::kFp64:
-      if (cpu.avx512f) return {"avx512 vfmadd231pd", "", fp64_avx512, 16 * 8 * 2};
-      if (cpu.avx2 && cpu.fma) return {"avx2 vfmadd231pd", "", fp64_avx2, 12 * 4 * 2};
-      if (cpu.sse2) return {"sse2 mulpd+addpd", "", fp64_sse2, 12 * 2 * 2};
+      if (cpu.avx512f) return vector_variant("avx512 vfmadd231pd", fp64_avx512, 16, 512, 64, 2);
+      if (cpu.avx2 && cpu.fma) return vector_variant("avx2 vfmadd231pd", fp64_avx2, 12, 256, 64, 2);
+      if (cpu.sse2) return vector_variant("sse2 mulpd+addpd", fp64_sse2, 12, 128, 64, 2);
       return unsupported("no SSE2 on this CPU");
     case PeakDtype::kBf16:
-      if (cpu.avx512_bf16) return {"avx512_bf16 vdpbf16ps", "", bf16_avx512, 16 * 16 * 4};
+      if (cpu.avx512_bf16)
+        return vector_variant("avx512_bf16 vdpbf16ps", bf16_avx512, 16, 512, 32, 4);
       return unsupported("no avx512_bf16 on this CPU");
     case PeakDtype::kFp16:
       if (!cpu.avx512_fp16) return unsupported("no avx512_fp16 on this CPU");
 #if PLUMB_HAVE_AVX512FP16_INTRINSICS
-      return {"avx512_fp16 vfmadd231ph", "", fp16_avx512, 16 * 32 * 2};
+      return vector_variant("avx512_fp16 vfmadd231ph", fp16_avx512, 16, 512, 16, 2);
 #else
       return unsupported("plumb was built by a compiler without avx512_fp16 intrinsics");
 #endif
     case PeakDtype::kInt8:
-      if (cpu.avx512_vnni) return {"avx512_vnni vpdpbusd", "", int8_avx512_vnni, 16 * 16 * 8};
-      if (cpu.avx_vnni) return {"avx_vnni vpdpbusd", "", int8_avx_vnni, 12 * 8 * 8};
-      if (cpu.avx2) return {"avx2 vpmaddubsw+vpmaddwd+vpaddd", "", int8_avx2, 4 * 8 * 8};
+      if (cpu.avx512_vnni)
+        return vector_variant("avx512_vnni vpdpbusd", int8_avx512_vnni, 16, 512, 32, 8);
+      if (cpu.avx_vnni) return vector_variant("avx_vnni vpdpbusd", int8_avx_vnni, 12, 256, 32, 8);
+      // Three instructions do one vpdpbusd's work: counted as one instruction-equivalent.
+      if (cpu.avx2)
+        return vector_variant("avx2 vpmaddubsw+vpmaddwd+vpaddd", int8_avx2, 4, 256, 32, 8);
       return unsupported("no avx512_vnni, avx_vnni or avx2 on this CPU");
   }
   return unsupported("unknown dtype");
@@ -322,6 +391,22 @@ Variant select_variant(PeakDtype dtype, const CpuFeatures& cpu) {
   (void)cpu;
   return unsupported("no instruction-peak kernels for this architecture (x86-64 only)");
 #endif
+}
+
+Variant select_matrix_variant(PeakDtype dtype, const CpuFeatures& cpu) {
+  std::string reason;
+  Variant v;
+  v.engine = EngineKind::kMatrix;
+  if (!amx_usable(cpu, dtype, &reason)) {
+    v.reason = reason;
+    return v;
+  }
+  v.isa = dtype == PeakDtype::kBf16 ? "amx tdpbf16ps" : "amx tdpbusd";
+  v.kernel = tile_peak_kernel(dtype);
+  v.clock = tile_clock_kernel(dtype);
+  v.ops_per_instruction = tile_ops_per_instruction(dtype);
+  v.ops_per_iteration = 6 * v.ops_per_instruction;  // six accumulator tiles per trip
+  return v;
 }
 
 struct RunResult {
@@ -376,18 +461,14 @@ RunResult run_concurrent(PeakKernel kernel, int threads, uint64_t iterations,
   return run;
 }
 
-void clock_kernel(uint64_t iterations, volatile double* sink) {
-  run_clock_chain(iterations);
-  *sink = 0;
-}
-
 // The core clock while `threads` threads are busy at once (the all-core boost clock is often
 // lower than the one-core one): every thread runs `iterations` of the add chain; the clock of
 // the slowest thread, best of a few undisturbed runs. 0 if none was undisturbed.
-double concurrent_clock_hz(int threads, uint64_t iterations, const std::vector<int>& cpus) {
+double concurrent_clock_hz(PeakKernel clock, int threads, uint64_t iterations,
+                           const std::vector<int>& cpus) {
   double best = 0;
   for (int tries = 0, good = 0; good < 3 && tries < 6; ++tries) {
-    RunResult run = run_concurrent(clock_kernel, threads, iterations, cpus);
+    RunResult run = run_concurrent(clock, threads, iterations, cpus);
     if (run.disturbed || run.slowest <= 0) continue;
     ++good;
     best = std::max(best,
@@ -396,38 +477,20 @@ double concurrent_clock_hz(int threads, uint64_t iterations, const std::vector<i
   return best;
 }
 
-}  // namespace
-
-std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason) {
-  Variant v = select_variant(dtype, cpu);
-  if (reason != nullptr) *reason = v.reason;
-  return v.isa;
-}
-
-InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
-                                         double seconds_per_point) {
-  return measure_instruction_peak(dtype, max_threads, seconds_per_point, detect_cpu_features());
-}
-
-InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
-                                         const CpuFeatures& cpu) {
+// Measures one kernel at 1..max_threads threads (see measure_instruction_peak).
+InstructionPeak measure_variant(PeakDtype dtype, const Variant& v, int max_threads,
+                                double seconds_per_point) {
   InstructionPeak peak;
   peak.dtype = peak_dtype_name(dtype);
-  // Only features the CPU really has: a wider one would die on an illegal instruction.
-  const CpuFeatures real = detect_cpu_features();
-  CpuFeatures usable = cpu;
-  for (auto member : {&CpuFeatures::sse2, &CpuFeatures::avx, &CpuFeatures::avx2, &CpuFeatures::fma,
-                      &CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512vl,
-                      &CpuFeatures::avx512_vnni, &CpuFeatures::avx512_bf16,
-                      &CpuFeatures::avx512_fp16, &CpuFeatures::avx_vnni})
-    usable.*member = cpu.*member && real.*member;
-  Variant v = select_variant(dtype, usable);
+  peak.engine = v.engine;
   if (v.kernel == nullptr) {
     peak.unsupported_reason = v.reason;
     return peak;
   }
   peak.supported = true;
   peak.isa = v.isa;
+  peak.ops_per_instruction = v.ops_per_instruction;
+  peak.instruction_bits = v.instruction_bits;
   std::vector<int> cpus = allowed_cpus();
   if (max_threads <= 0) max_threads = static_cast<int>(cpus.size());
 
@@ -442,7 +505,7 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, doubl
     t = run_concurrent(v.kernel, 1, iterations, cpus).busy;
   }
   double trips_per_s = static_cast<double>(iterations) / t;
-  // Add-chain trips for ~2 ms per clock measurement (1 GHz assumed until measured).
+  // Clock-kernel trips for ~2 ms per clock measurement (1 GHz assumed until measured).
   const double hz_guess = measure_core_clock_hz(0.005);
   const auto clock_trips = static_cast<uint64_t>(
       std::max(1.0, 2e-3 * (hz_guess > 0 ? hz_guess : 1e9) / kClockChainCyclesPerIteration));
@@ -475,7 +538,7 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, doubl
       point.ops_per_s = best_disturbed;
       point.disturbed = true;
     }
-    if (hz_guess > 0) point.clock_hz = concurrent_clock_hz(threads, clock_trips, cpus);
+    if (hz_guess > 0) point.clock_hz = concurrent_clock_hz(v.clock, threads, clock_trips, cpus);
     peak.by_threads.push_back(point);
     if (point.ops_per_s > peak.best_ops_per_s) {
       peak.best_ops_per_s = point.ops_per_s;
@@ -483,6 +546,52 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, doubl
     }
   }
   return peak;
+}
+
+}  // namespace
+
+std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason) {
+  Variant v = select_variant(dtype, cpu);
+  if (reason != nullptr) *reason = v.reason;
+  return v.isa;
+}
+
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
+                                         double seconds_per_point) {
+  return measure_instruction_peak(dtype, max_threads, seconds_per_point, detect_cpu_features());
+}
+
+InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
+                                         const CpuFeatures& cpu) {
+  // Only features the CPU really has: a wider one would die on an illegal instruction.
+  const CpuFeatures real = detect_cpu_features();
+  CpuFeatures usable = cpu;
+  for (auto member : {&CpuFeatures::sse2, &CpuFeatures::avx, &CpuFeatures::avx2, &CpuFeatures::fma,
+                      &CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512vl,
+                      &CpuFeatures::avx512_vnni, &CpuFeatures::avx512_bf16,
+                      &CpuFeatures::avx512_fp16, &CpuFeatures::avx_vnni})
+    usable.*member = cpu.*member && real.*member;
+  return measure_variant(dtype, select_variant(dtype, usable), max_threads, seconds_per_point);
+}
+
+TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz) {
+  TheoryInput in;
+  in.engine = peak.engine;
+  in.dtype = peak.dtype;
+  in.instruction = peak.isa;
+  in.instruction_bits = peak.instruction_bits;
+  in.ops_per_instruction = peak.ops_per_instruction;
+  if (!peak.by_threads.empty()) {
+    const PeakPoint& one = peak.by_threads.front();
+    in.measured_ops_per_s = one.ops_per_s / std::max(1, cores_used_by(one.threads));
+    in.clock_hz = one.clock_hz > 0 ? one.clock_hz : fallback_clock_hz;
+  }
+  return in;
+}
+
+InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double seconds_per_point) {
+  return measure_variant(dtype, select_matrix_variant(dtype, detect_cpu_features()), max_threads,
+                         seconds_per_point);
 }
 
 }  // namespace plumb::platform

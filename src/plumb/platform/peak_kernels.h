@@ -13,12 +13,21 @@
 //     for the three instructions, i.e. the useful work of one vpdpbusd.
 // bf16 without avx512_bf16 and fp16 without avx512_fp16 are reported unsupported, never
 // emulated: an emulated peak would be a different, misleading roof.
+//
+// Two engines: the vector units (above) and, where the CPU has AMX, the matrix engine
+// (tile_kernels.h: tdpbf16ps for bf16, tdpbusd for int8). A dtype's roof is the faster one.
+//
+// The clock of each point is measured while the same engine is busy (a dependent add chain
+// interleaved with the engine's instructions, which never set the pace): cores that lower
+// their clock for wide vector or tile work (Intel's AVX-512 and AMX licences) would otherwise
+// be credited with a clock they do not run the kernel at.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "plumb/platform/cpu_features.h"  // PeakDtype, peak_dtype_name
+#include "plumb/platform/peak_theory.h"   // EngineKind
 
 namespace plumb::platform {
 
@@ -28,17 +37,22 @@ struct PeakPoint {
   // Every repetition had a thread preempted by another process (its CPU time < 90% of the
   // wall time): ops_per_s is then only a lower bound. Repetitions are retried before that.
   bool disturbed = false;
-  // The core clock with this many threads busy at once, timed right after the runs (the
-  // slowest thread's; all-core boost is often below one-core boost). The clock for
-  // theoretical_peak_flops at this thread count. 0 when not measurable.
+  // The core clock with this many threads busy at once with this engine's instructions, timed
+  // right after the runs (the slowest thread's; all-core boost is often below one-core boost).
+  // The clock of the theoretical peak at this thread count. 0 when not measurable.
   double clock_hz = 0;
 };
 
 struct InstructionPeak {
   std::string dtype;  // peak_dtype_name()
+  EngineKind engine = EngineKind::kVector;
   bool supported = false;
-  std::string isa;  // the instruction measured, e.g. "avx512 vfmadd231ps"
+  std::string isa;  // the instruction measured, e.g. "avx512 vfmadd231ps", "amx tdpbf16ps"
   std::string unsupported_reason;
+  // What one instruction does: lanes x ops per lane (vector), 2 x M x N x K (tile); and the
+  // vector width in bits (0 for tiles). The theory is inferred from these (peak_theory.h).
+  double ops_per_instruction = 0;
+  int instruction_bits = 0;
   std::vector<PeakPoint> by_threads;  // threads = 1..max_threads, empty when unsupported
   double best_ops_per_s = 0;
   int best_threads = 0;
@@ -55,6 +69,15 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
 // are ignored, so this can never run an illegal instruction.
 InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
                                          const CpuFeatures& cpu);
+
+// What the inference of the theoretical peak needs from a measured engine (peak_theory.h): the
+// instruction, its op count and width, and the one-thread point's rate and clock (the unloaded
+// `fallback_clock_hz` where that point has none). The table's prediction is left empty.
+TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz = 0);
+
+// The matrix engine's peak for `dtype` (AMX tiles; bf16 and int8), measured the same way;
+// unsupported with the reason where the CPU has no AMX for it or the kernel refuses the tiles.
+InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double seconds_per_point);
 
 // The instruction measure_instruction_peak would use on this CPU, "" when unsupported, with
 // the reason in `reason`. Cheap (cpuid only): lets callers list dtypes without measuring.

@@ -3,13 +3,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "plumb/core/json_number.h"
 #include "plumb/platform/bandwidth_kernels.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/platform/gemm_peaks.h"
 #include "plumb/platform/gpu_probe.h"
+#include "plumb/platform/indistinct_levels.h"
 #include "plumb/platform/peak_kernels.h"
+#include "plumb/platform/peak_theory.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::platform {
@@ -35,6 +40,7 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
                                                            {"avx512_bf16", cpu.avx512_bf16},
                                                            {"avx512_fp16", cpu.avx512_fp16},
                                                            {"avx_vnni", cpu.avx_vnni},
+                                                           {"amx_tile", cpu.amx_tile},
                                                            {"amx_bf16", cpu.amx_bf16},
                                                            {"amx_int8", cpu.amx_int8}})
     isa[name] = has;
@@ -61,42 +67,105 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
           {"caches", cache_rows}};
 }
 
-// One dtype: the instruction peak per thread count beside the theoretical one, and the GEMMs.
-Json dtype_json(PeakDtype dtype, const InstructionPeak& peak, const std::vector<GemmPeak>& gemms,
-                const CpuFeatures& cpu, const FrequencyInfo& freq) {
+// A library GEMM measured up to this fraction above the instruction peak is noise between two
+// measurements of one roof (the probe's points vary by a few percent on a shared VM), not a
+// faster engine: oneDNN's AMX GEMMs ran 8x above the vector peak.
+constexpr double kGemmAboveRoofNoise = 0.05;
+
+// The theory of one engine, inferred from its one-thread point (peak_theory.h).
+InferredTheory engine_theory(const InstructionPeak& peak, const CpuFeatures& cpu,
+                             const FrequencyInfo& freq) {
+  if (!peak.supported || peak.by_threads.empty()) return {};
+  TheoryInput in = theory_input(peak, freq.measured_hz);
+  const bool matrix = peak.engine == EngineKind::kMatrix;
+  in.table_instructions_per_cycle =
+      matrix ? table_matrix_rate(cpu) : table_vector_rate(cpu, peak.instruction_bits);
+  in.table_description = matrix ? table_matrix_description(cpu) : table_vector_description(cpu);
+  in.cpu_model_text = fmt::format("0x{:X}", cpu.model);
+  return infer_theory(in);
+}
+
+Json theory_json(const InferredTheory& t, const InstructionPeak& peak) {
+  if (!t.inferred) return nullptr;
+  return {{"ops_per_instruction", peak.ops_per_instruction},
+          {"instruction_bits", peak.instruction_bits},
+          {"measured_instructions_per_cycle", t.measured_instructions_per_cycle},
+          {"instructions_per_cycle", t.instructions_per_cycle},
+          {"ops_per_core_cycle", t.ops_per_core_cycle},
+          {"inferred", t.description},
+          {"table", t.table},
+          {"agrees_with_table", t.agrees_with_table},
+          {"note", t.note}};
+}
+
+// One engine's peak per thread count beside its inferred theory. Theory uses the clock measured
+// while that many threads kept the engine busy and the physical cores they occupy (SMT
+// siblings share the units).
+Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
+                 const FrequencyInfo& freq) {
   Json j;
+  j["engine"] = engine_kind_name(peak.engine);
   j["supported"] = peak.supported;
   j["isa"] = peak.isa;
   j["reason"] = peak.unsupported_reason;
   j["instruction_flops"] = peak.best_ops_per_s;
   j["instruction_threads"] = peak.best_threads;
-  // Theoretical peaks use the clock measured while that many threads were busy (boost
-  // clocks drop with load) and physical cores, not threads (SMT siblings share FMA units).
   const double idle_hz = freq.measured_hz > 0 ? freq.measured_hz : freq.nominal_hz;
   auto theoretical = [&](const PeakPoint& p) {
     const double hz = p.clock_hz > 0 ? p.clock_hz : idle_hz;
-    return theoretical_peak_flops(dtype, cpu, hz, cores_used_by(p.threads));
+    return theory.inferred ? theory.ops_per_core_cycle * hz * cores_used_by(p.threads) : 0.0;
   };
   const PeakPoint* best_point = nullptr;
   for (const auto& p : peak.by_threads)
     if (p.threads == peak.best_threads) best_point = &p;
-  j["theoretical_flops"] =
-      json_number(best_point != nullptr ? theoretical(*best_point) : std::nan(""));
+  j["theoretical_flops"] = json_number(
+      best_point != nullptr && theory.inferred ? theoretical(*best_point) : std::nan(""));
   j["theoretical_clock_hz"] =
       best_point != nullptr && best_point->clock_hz > 0 ? best_point->clock_hz : idle_hz;
+  j["theory"] = theory_json(theory, peak);
   Json rows = Json::array();
   for (const auto& p : peak.by_threads) {
-    const double theory = theoretical(p);
-    rows.push_back(
-        {{"threads", p.threads},
-         {"flops", p.ops_per_s},
-         {"clock_hz", p.clock_hz},
-         {"cores", cores_used_by(p.threads)},
-         {"theoretical_flops", theory},
-         {"fraction_of_theoretical", json_number(theory > 0 ? p.ops_per_s / theory : std::nan(""))},
-         {"disturbed", p.disturbed}});
+    const double theory_flops = theoretical(p);
+    rows.push_back({{"threads", p.threads},
+                    {"flops", p.ops_per_s},
+                    {"clock_hz", p.clock_hz},
+                    {"cores", cores_used_by(p.threads)},
+                    {"theoretical_flops", theory_flops},
+                    {"fraction_of_theoretical",
+                     json_number(theory_flops > 0 ? p.ops_per_s / theory_flops : std::nan(""))},
+                    {"disturbed", p.disturbed}});
   }
   j["by_threads"] = rows;
+  return j;
+}
+
+// One dtype: every engine that can run it, the fastest one as the dtype's roof (its figures
+// repeated at the top level, where readers of the first probe version find them), and the
+// library GEMMs beside it, flagged when one runs above the roof.
+Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
+                const std::vector<GemmPeak>& gemms, const CpuFeatures& cpu,
+                const FrequencyInfo& freq) {
+  Json engine_rows = Json::array();
+  const Json* roof = nullptr;
+  std::string reasons;
+  for (const InstructionPeak& peak : engines) {
+    engine_rows.push_back(engine_json(peak, engine_theory(peak, cpu, freq), freq));
+    if (!peak.supported) reasons += (reasons.empty() ? "" : "; ") + peak.unsupported_reason;
+  }
+  for (const Json& e : engine_rows)
+    if (e["supported"].get<bool>() &&
+        (roof == nullptr ||
+         e["instruction_flops"].get<double>() > (*roof)["instruction_flops"].get<double>()))
+      roof = &e;
+  Json j;
+  j["supported"] = roof != nullptr;
+  j["engine"] = roof != nullptr ? (*roof)["engine"] : Json("");
+  j["isa"] = roof != nullptr ? (*roof)["isa"] : Json("");
+  j["reason"] = roof != nullptr ? "" : reasons;
+  for (const char* key : {"instruction_flops", "instruction_threads", "theoretical_flops",
+                          "theoretical_clock_hz", "theory", "by_threads"})
+    j[key] = roof != nullptr ? (*roof)[key] : Json(engine_rows.front()[key]);
+  j["engines"] = engine_rows;
   // The best supported GEMM of any library is the dtype's practical ceiling.
   const GemmPeak* best = nullptr;
   Json gemm_rows = Json::array();
@@ -115,6 +184,19 @@ Json dtype_json(PeakDtype dtype, const InstructionPeak& peak, const std::vector<
   j["gemm_threads"] = best != nullptr ? best->threads : 0;
   j["gemm_library"] = best != nullptr ? best->library : "";
   j["gemm"] = gemm_rows;
+  // A kernel that runs faster than the roof means the roof misses an engine (or miscounts);
+  // within kGemmAboveRoofNoise of it is two measurements of the same roof.
+  const double roof_flops = roof != nullptr ? (*roof)["instruction_flops"].get<double>() : 0.0;
+  const bool above = best != nullptr && best->ops_per_s > roof_flops * (1 + kGemmAboveRoofNoise);
+  j["gemm_above_roof"] = above;
+  j["gemm_note"] =
+      !above
+          ? ""
+          : fmt::format(
+                "{} GEMM ({}, {}) reaches {:.1f} G/s, {:.2f}x the {} roof: plumb does "
+                "not measure the engine it runs on",
+                best->library, best->implementation, peak_dtype_name(dtype), best->ops_per_s / 1e9,
+                roof_flops > 0 ? best->ops_per_s / roof_flops : 0.0, peak_dtype_name(dtype));
   return j;
 }
 
@@ -125,8 +207,15 @@ Json bandwidth_json(const std::vector<BwPoint>& points, const std::vector<CacheL
   j["threads"] = threads;
   Json levels = Json::array();
   const auto summary = summarize_levels(points, caches);
+  const auto merges = indistinct_levels(summary);
+  auto merged_into = [&](const LevelBandwidth& l) {
+    for (const LevelMerge& m : merges)
+      if (m.level == l.level && m.threads == l.threads) return m.into;
+    return std::string();
+  };
   for (const auto& l : summary)
     levels.push_back({{"level", l.level},
+                      {"merged_into", merged_into(l)},
                       {"threads", l.threads},
                       {"capacity_bytes", l.capacity_bytes},
                       {"working_set_bytes", l.working_set_bytes},
@@ -136,6 +225,15 @@ Json bandwidth_json(const std::vector<BwPoint>& points, const std::vector<CacheL
                       {"triad", l.triad},
                       {"plateau_break_bytes", l.plateau_break_bytes}});
   j["levels"] = levels;
+  Json merged = Json::array();
+  for (const LevelMerge& m : merges)
+    merged.push_back({{"level", m.level},
+                      {"into", m.into},
+                      {"threads", m.threads},
+                      {"triad", m.triad},
+                      {"into_triad", m.into_triad},
+                      {"note", m.note}});
+  j["merged"] = merged;
   // Per level, the thread count with the highest triad: the roof a full-machine step meets.
   for (const auto& l : summary) {
     if (j.contains(l.level) && j[l.level]["triad"].get<double>() >= l.triad) continue;
@@ -197,9 +295,13 @@ nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgres
   Json peaks;
   for (PeakDtype dtype : kDtypes) {
     note(std::string("instruction peak ") + peak_dtype_name(dtype));
-    const InstructionPeak peak =
-        measure_instruction_peak(dtype, max_threads, budget.peak_seconds_per_point);
-    peaks[peak_dtype_name(dtype)] = dtype_json(dtype, peak, gemms, cpu, freq);
+    std::vector<InstructionPeak> engines = {
+        measure_instruction_peak(dtype, max_threads, budget.peak_seconds_per_point)};
+    // Only bf16 and int8 have tile instructions (AMX); where the CPU lacks them the matrix
+    // engine is listed unsupported with the reason, as the vector one would be.
+    if (dtype == PeakDtype::kBf16 || dtype == PeakDtype::kInt8)
+      engines.push_back(measure_matrix_peak(dtype, max_threads, budget.peak_seconds_per_point));
+    peaks[peak_dtype_name(dtype)] = dtype_json(dtype, engines, gemms, cpu, freq);
   }
   doc["peaks"] = peaks;
 

@@ -14,7 +14,9 @@
 namespace plumb::platform {
 
 // Bumped when the document's shape changes incompatibly (readers check it).
-inline constexpr int kProbeDocumentVersion = 1;
+// 2: theory inferred from measured throughput, clocks measured under each engine's load,
+// peaks per engine (vector, matrix), merged memory levels.
+inline constexpr int kProbeDocumentVersion = 2;
 
 struct ProbeOptions {
   bool thorough = false;  // quick: a few seconds (tests, main job); thorough: for publication

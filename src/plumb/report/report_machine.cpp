@@ -3,6 +3,8 @@
 // newest probe's ceilings: peak FLOP/s per dtype and bandwidth over the working-set size.
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -59,8 +61,14 @@ Chart peaks_chart(const json& doc) {
       if (v.is_number() && v.get<double>() > 0)
         values.push_back({{"dtype", dtype}, {"kind", kind}, {"gflops", v.get<double>() / 1e9}});
     };
-    add("theoretical", p.value("theoretical_flops", json()));
-    add("instruction peak (measured)", p.value("instruction_flops", json()));
+    // Probes of version 1 have one (vector) engine, described at the top level.
+    const json engines = p.contains("engines") ? p.at("engines") : json::array({p});
+    for (const auto& e : engines) {
+      if (!e.value("supported", false)) continue;
+      const std::string engine = e.value("engine", std::string("vector"));
+      add((engine + " theoretical").c_str(), e.value("theoretical_flops", json()));
+      add((engine + " peak (measured)").c_str(), e.value("instruction_flops", json()));
+    }
     add("best library GEMM", p.value("gemm_flops", json()));
   }
   json s = vl::spec(values, 520, 260);
@@ -70,10 +78,32 @@ Chart peaks_chart(const json& doc) {
                    {"y", vl::field("gflops", "quantitative", "GFLOP/s (GOP/s for int8)")},
                    {"color", vl::field("kind", "nominal", "peak")}};
   return {"Peak compute per data type",
-          "For each data type the probe's register-resident instruction peak (the roof), the "
-          "theoretical peak from the core's FMA width and measured clock, and the best GEMM a "
-          "library reaches. The gap between the last two is what a real kernel loses.",
+          "For each data type and engine (vector units; the matrix engine, AMX, where there is "
+          "one) the probe's register-resident peak, the theoretical peak inferred from the "
+          "throughput per cycle it measured at the clock measured under the same load, and the "
+          "best GEMM a library reaches. A data type's roof is its fastest engine; the gap "
+          "between the roof and the GEMM is what a real kernel loses.",
           s};
+}
+
+// What the probe had to say about its own figures: theory overruling the CPU's model number,
+// measurements above theory, a library GEMM above the roof, memory levels merged.
+std::vector<std::string> probe_notes(const json& doc) {
+  std::vector<std::string> notes;
+  for (const auto& [dtype, p] : doc.at("peaks").items()) {
+    if (p.contains("engines"))
+      for (const auto& e : p.at("engines"))
+        if (e.contains("theory") && e.at("theory").is_object() &&
+            !e.at("theory").value("note", std::string()).empty())
+          notes.push_back(fmt::format("{} {} engine: {}", dtype, e.value("engine", std::string()),
+                                      e.at("theory").at("note").get<std::string>()));
+    if (!p.value("gemm_note", std::string()).empty())
+      notes.push_back(dtype + ": " + p.at("gemm_note").get<std::string>());
+  }
+  if (doc.contains("bandwidth") && doc.at("bandwidth").contains("merged"))
+    for (const auto& m : doc.at("bandwidth").at("merged"))
+      notes.push_back("Memory: " + m.at("note").get<std::string>());
+  return notes;
 }
 
 Chart bandwidth_chart(const json& doc) {
@@ -130,6 +160,7 @@ std::optional<Section> machine_section(const ReportData& d) {
     s.blocks.push_back(Paragraph{fmt::format("Ceilings from the {} probe measured {} ({:.1f} s).",
                                              probe.mode, probe.measured_at, probe.seconds)});
     s.blocks.push_back(peaks_chart(probe.document));
+    for (const std::string& note : probe_notes(probe.document)) s.blocks.push_back(Paragraph{note});
     if (probe.document.contains("bandwidth") && !probe.document["bandwidth"]["curve"].empty())
       s.blocks.push_back(bandwidth_chart(probe.document));
   }
