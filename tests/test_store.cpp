@@ -326,6 +326,8 @@ TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
                                                "batch",
                                                "threads",
                                                "device",
+                                               "dtype",
+                                               "memory_format",
                                                "tag",
                                                "status",
                                                "message",
@@ -342,6 +344,7 @@ TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
                                                "config",
                                                "environment",
                                                "warnings",
+                                               "precision_notes",
                                                "samples",
                                                "warmup_samples"};
   EXPECT_EQ(keys, documented);
@@ -692,6 +695,61 @@ TEST(EnvironmentJson, RoundTripAndDefaults) {
   EXPECT_TRUE(std::isnan(
       platform::environment_from_json(nlohmann::json::parse(jn.dump())).load_average_1m));
 }
+
+// A v6 file (before precision): no dtype columns, and a status CHECK without 'unsupported'.
+// The first writing open adds the columns (older records read fp32, contiguous) and rebuilds
+// the CHECK, keeping every run; an unsupported bf16 run then stores and reads back.
+TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
+  const std::string db = file("v6.db");
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    for (const char* table : {"runs", "profiles", "memory_profiles"})
+      for (const char* column : {"dtype", "memory_format"})
+        raw.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
+    raw.exec("ALTER TABLE runs DROP COLUMN precision_json");
+    raw.exec("PRAGMA writable_schema = ON");
+    raw.exec("UPDATE sqlite_master SET sql = replace(sql, ', ''unsupported''', '') WHERE type = "
+             "'table'");
+    raw.exec("PRAGMA writable_schema = OFF");
+    raw.exec("PRAGMA user_version = 6");
+  }
+  {
+    // The downgrade took: SQLite itself now refuses the new status.
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    EXPECT_THROW(raw.exec("UPDATE runs SET status = 'unsupported'"), SQLite::Exception);
+  }
+  // Read-only: the v6 file reads as it is, its run as fp32.
+  {
+    auto old = ResultsStore::open(db, /*read_only=*/true)->load_runs(false);
+    ASSERT_EQ(old.size(), 1u);
+    EXPECT_EQ(old[0].dtype, "fp32");
+  }
+  auto store = ResultsStore::open(db);
+  auto options = make_options();
+  options.dtype = Dtype::kBf16;
+  auto result = make_result();
+  result.status = run::RunStatus::kUnsupported;
+  result.message = "unsupported in bf16: no kernel";
+  result.precision_notes = {"bf16: note"};
+  const int64_t id = store->save_run(options, result, make_environment());
+  const auto runs = store->load_runs(false);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].dtype, "fp32");
+  EXPECT_EQ(runs[0].memory_format, "contiguous");
+  EXPECT_EQ(runs[1].id, id);
+  EXPECT_EQ(runs[1].dtype, "bf16");
+  EXPECT_EQ(runs[1].result.status, run::RunStatus::kUnsupported);
+  EXPECT_EQ(runs[1].result.precision_notes, std::vector<std::string>{"bf16: note"});
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  // The rebuilt tables kept their indexes.
+  EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = "
+                           "'profiles_by_workload'")
+                .getInt(),
+            1);
+}
+
 
 }  // namespace
 }  // namespace plumb::store

@@ -35,6 +35,9 @@ KeyFields key_fields(const store::StoredRecord& r) {
   k["mode"] = r.mode;
   k["threads"] = std::to_string(r.threads);
   k["device"] = r.device;
+  // Precision is a run setting; records from before schema v7 kept it as a config key.
+  k["dtype"] = r.dtype;
+  k["memory_format"] = r.memory_format;
   return k;
 }
 

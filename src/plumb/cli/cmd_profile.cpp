@@ -190,9 +190,11 @@ void add_profile_command(CLI::App& app, int& exit_code) {
     std::vector<run::RunOptions> plan;
     for (Mode m : modes) {
       for (int t : thread_list) {
-        plan.push_back(make_options(w, config, m, flags->measure));
-        plan.back().threads = t;
-        run::validate_options(plan.back());
+        for (auto& o : make_options(w, config, m, flags->measure)) {
+          o.threads = t;
+          run::validate_options(o);
+          plan.push_back(std::move(o));
+        }
       }
     }
     auto db = store::ResultsStore::open(flags->measure.db);

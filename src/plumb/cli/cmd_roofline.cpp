@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/profile_roofline.h"
+#include "plumb/core/precision.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/measure_options.h"
@@ -91,11 +92,12 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
     const auto peak_kind = analysis::parse_peak_kind(f->peak);
     if (f->steps < 1) throw UsageError("--steps must be at least 1");
     const Config config = resolve_config(w, *overrides);
-    run::RunOptions o = make_options(w, config, parse_mode(f->measure.mode), f->measure);
-    run::validate_options(o);
+    const auto plan = make_options(w, config, parse_mode(f->measure.mode), f->measure);
+    if (plan.size() != 1) throw UsageError("a roofline takes one --dtype; run it once per dtype");
+    const run::RunOptions& o = plan.front();
     auto db = store::ResultsStore::open(f->measure.db);
     const ProbeChoice probe = current_probe(*db, {false, f->refresh_probe, 0});
-    const std::string dtype = config.get_string("dtype");
+    const std::string dtype = dtype_name(o.dtype);  // each op is placed by its own dtype too
     const analysis::Ceilings ceilings =
         analysis::ceilings_from_probe(probe.probe.document, dtype, o.threads, peak_kind);
 

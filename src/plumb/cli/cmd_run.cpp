@@ -11,6 +11,7 @@
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/precision.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/runner.h"
@@ -27,9 +28,9 @@ store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options
   auto progress = [&](const std::string& line) {
     std::cerr << "  " << w.info.name << " " << mode_name(options.mode) << ": " << line << '\n';
   };
-  std::cerr << fmt::format("running {} {} batch {} threads {} on {} ...\n", w.info.name,
+  std::cerr << fmt::format("running {} {} batch {} threads {} {} on {} ...\n", w.info.name,
                            mode_name(options.mode), options.config.get_int("batch"),
-                           options.threads, options.device);
+                           options.threads, dtype_name(options.dtype), options.device);
   // Before the run: the load and competition it records describe the machine, not this run.
   auto env = platform::capture_environment(options.threads, options.device);
   run::RunResult result = run::run_workload(w, options, progress);
@@ -45,6 +46,7 @@ std::vector<std::string> summary_row(const store::StoredRun& r) {
   const bool ok = r.result.status == run::RunStatus::kOk;
   return {r.workload,
           r.mode,
+          r.dtype,
           std::to_string(r.batch),
           run::status_name(r.result.status),
           ok ? format_number(r.result.throughput, 2) : "-",
@@ -56,7 +58,7 @@ std::vector<std::string> summary_row(const store::StoredRun& r) {
           std::to_string(r.id)};
 }
 
-const std::vector<std::string> kSummaryHeader = {"workload",   "mode", "batch",     "status",
+const std::vector<std::string> kSummaryHeader = {"workload",   "mode", "dtype", "batch",     "status",
                                                  "throughput", "unit", "mean step", "p95 step",
                                                  "ci +/-",     "n",    "run id"};
 
@@ -65,7 +67,10 @@ void print_run_human(const store::StoredRun& r, const std::string& db_path) {
   table.add_row(summary_row(r));
   table.print(std::cout);
   const auto& s = r.result.step_time;
-  if (r.result.status != run::RunStatus::kOk) {
+  for (const auto& note : r.result.precision_notes) std::cout << note << '\n';
+  if (r.result.status == run::RunStatus::kUnsupported) {
+    std::cout << r.result.message << '\n';
+  } else if (r.result.status != run::RunStatus::kOk) {
     std::cout << "run failed: " << r.result.message << '\n';
   } else {
     std::cout << fmt::format(
@@ -99,16 +104,23 @@ void add_run_commands(CLI::App& app, int& exit_code) {
     cmd->callback([name, flags, overrides, &exit_code] {
       const Workload& w = workloads::default_registry().get(*name);
       const Mode mode = parse_mode(flags->mode);
-      auto options = make_options(w, resolve_config(w, *overrides), mode, *flags);
-      run::validate_options(options);
+      const auto plan = make_options(w, resolve_config(w, *overrides), mode, *flags);
       auto db = store::ResultsStore::open(flags->db);  // fail before minutes of measuring
-      auto stored = run_and_store(w, options, *db, *flags);
-      if (flags->json) {
-        std::cout << store::run_json(stored, /*with_samples=*/true).dump(2) << '\n';
-      } else {
-        print_run_human(stored, db->path());
+      std::vector<store::StoredRun> done;
+      for (const auto& options : plan) {
+        done.push_back(run_and_store(w, options, *db, *flags));
+        if (done.back().result.status != run::RunStatus::kOk) exit_code = 1;
       }
-      if (stored.result.status != run::RunStatus::kOk) exit_code = 1;
+      if (flags->json && done.size() == 1) {
+        std::cout << store::run_json(done.front(), /*with_samples=*/true).dump(2) << '\n';
+      } else if (flags->json) {
+        nlohmann::ordered_json out;
+        out["runs"] = nlohmann::ordered_json::array();
+        for (const auto& r : done) out["runs"].push_back(store::run_json(r, true));
+        std::cout << out.dump(2) << '\n';
+      } else {
+        for (const auto& r : done) print_run_human(r, db->path());
+      }
     });
   }
   // plumb suite
@@ -133,9 +145,10 @@ void add_run_commands(CLI::App& app, int& exit_code) {
       for (const auto* w : list) {
         for (Mode m : mode_list) {
           if (m == Mode::kTrain && !w->info.train_by_default) continue;  // e.g. 32x48d
-          plan.push_back(make_options(*w, suite_config(*w), m, *flags));
-          plan_workloads.push_back(w);
-          run::validate_options(plan.back());
+          for (auto& o : make_options(*w, suite_config(*w), m, *flags)) {
+            plan.push_back(std::move(o));
+            plan_workloads.push_back(w);
+          }
         }
       }
       auto db = store::ResultsStore::open(flags->db);

@@ -21,5 +21,6 @@ void add_probe_command(CLI::App& app);
 void add_roofline_command(CLI::App& app, int& exit_code);
 void add_project_command(CLI::App& app);
 void add_compare_command(CLI::App& app, int& exit_code);  // exit 1: significant slowdown
+void add_precision_command(CLI::App& app, int& exit_code);
 
 }  // namespace plumb::cli

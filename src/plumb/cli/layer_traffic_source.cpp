@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/core/precision.h"
 #include "plumb/profile/op_observer.h"
 
 namespace plumb::cli {
@@ -30,7 +31,8 @@ ModelTraffic trace_layer_traffic(const Workload& workload, const Config& config)
   for (const auto& p : model->module().named_parameters(/*recurse=*/true))
     parameters.push_back({p.key(), static_cast<double>(p.value().numel())});
   ModelTraffic out;
-  out.element_bytes = static_cast<double>(c10::elementSize(config_dtype(config)));
+  // The published (fp32) sizes: Table 1's intensities are of the fp32 model.
+  out.element_bytes = static_cast<double>(element_bytes(Dtype::kFp32));
   out.traffic = analysis::layer_traffic(step, parameters, layer_calls, out.element_bytes);
   return out;
 }

@@ -1,6 +1,9 @@
 // Shared execution options (see measure_options.h).
 #include "plumb/cli/measure_options.h"
 
+#include "plumb/core/precision.h"
+#include "plumb/run/runner.h"
+
 namespace plumb::cli {
 
 void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time,
@@ -12,6 +15,17 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
   if (threads == ThreadsOption::kSingle)
     cmd.add_option("--threads", o.threads, "Intra-op threads")->capture_default_str();
   cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd.add_option("--dtype", f.dtypes,
+                 "Precision(s), comma-separated: fp32, bf16 (autocast; mixed precision in "
+                 "training), fp16, int8 (static quantization, inference)")
+      ->capture_default_str();
+  cmd.add_option("--memory-format", f.memory_format, "contiguous or channels_last (NHWC)")
+      ->capture_default_str();
+  cmd.add_option("--keep-fp32", o.keep_fp32,
+                 "int8: module paths left in fp32, comma-separated (plumb precision --by layer "
+                 "prints a plan)")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd.add_option("--seed", o.seed, "Seed for weights and synthetic data")->capture_default_str();
   if (sampling == SamplingOptions::kWith) {
     cmd.add_option("--target-ci", o.target_ci,
@@ -35,13 +49,21 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
   cmd.add_flag("--json", f.json, "Print one JSON document on stdout");
 }
 
-run::RunOptions make_options(const Workload& w, const Config& config, Mode mode,
-                             const MeasureFlags& f) {
-  run::RunOptions o = f.run;
-  o.workload = w.info.name;
-  o.mode = mode;
-  o.config = config;
-  return o;
+std::vector<run::RunOptions> make_options(const Workload& w, const Config& config, Mode mode,
+                                          const MeasureFlags& f) {
+  std::vector<run::RunOptions> out;
+  const MemoryFormat format = parse_memory_format(f.memory_format);
+  for (Dtype dtype : parse_dtype_list(f.dtypes)) {
+    run::RunOptions o = f.run;
+    o.workload = w.info.name;
+    o.mode = mode;
+    o.config = config;
+    o.dtype = dtype;
+    o.memory_format = format;
+    run::validate_options(o);
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace plumb::cli

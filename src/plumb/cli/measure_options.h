@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,8 @@ namespace plumb::cli {
 
 struct MeasureFlags {
   std::string mode = "train";
+  std::string dtypes = "fp32";  // --dtype: a comma-separated list, one run per entry
+  std::string memory_format = "contiguous";
   run::RunOptions run;
   std::string db = "plumb.db";
   std::string tag;
@@ -28,7 +31,9 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& flags, double default_max_
                          SamplingOptions sampling = SamplingOptions::kWith,
                          ThreadsOption threads = ThreadsOption::kSingle);
 
-run::RunOptions make_options(const Workload& w, const Config& config, Mode mode,
-                             const MeasureFlags& flags);
+// One run descriptor per --dtype entry (in the order given), each validated. Throws
+// UsageError for an unknown dtype or memory format.
+std::vector<run::RunOptions> make_options(const Workload& w, const Config& config, Mode mode,
+                                          const MeasureFlags& flags);
 
 }  // namespace plumb::cli

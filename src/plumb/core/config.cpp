@@ -85,6 +85,9 @@ void Config::apply_settings(const std::vector<std::string>& key_values) {
 
 void Config::set_from_text(const std::string& key, const std::string& text) {
   ConfigEntry* e = find(key);
+  if (e == nullptr && (key == "dtype" || key == "memory_format"))
+    throw UsageError(fmt::format("'{}' is a run setting, not a workload key: use --{} {}", key,
+                                 key == "dtype" ? "dtype" : "memory-format", text));
   if (e == nullptr) {
     std::vector<std::string> keys;
     for (const auto& x : entries_) keys.push_back(x.key);

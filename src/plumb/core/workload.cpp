@@ -19,10 +19,4 @@ Config suite_config(const Workload& workload) {
   return config;
 }
 
-torch::ScalarType config_dtype(const Config& config) {
-  const std::string& name = config.get_string("dtype");
-  if (name == "fp32") return torch::kFloat32;
-  throw UsageError("dtype '" + name + "' is not supported yet; use dtype=fp32");
-}
-
 }  // namespace plumb

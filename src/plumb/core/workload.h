@@ -46,6 +46,12 @@ class Model {
   // c10::InferenceMode. Returns a scalar summary of the output (used to check for NaN and to
   // keep the computation observable).
   virtual double infer_step(const Batch& batch) = 0;
+
+  // Forward only, returning what the model outputs (class logits [B, C], a reconstruction,
+  // scores ...), so a precision's error can be measured against fp32 on the same inputs. Same
+  // preconditions as infer_step. An undefined tensor (the default) means the workload does
+  // not expose its output yet: precision comparisons then report speed only, and say so.
+  virtual torch::Tensor infer_output(const Batch& /*batch*/) { return {}; }
 };
 
 struct WorkloadInfo {
@@ -71,7 +77,8 @@ struct WorkloadInfo {
 
 struct Workload {
   WorkloadInfo info;
-  // The published configuration; always contains "batch" and "dtype".
+  // The published configuration; always contains "batch". Precision is not a workload key:
+  // it is a run setting (RunOptions::dtype), applied by the runner.
   std::function<Config()> default_config;
   std::function<std::unique_ptr<Model>(const Config&, const torch::Device&)> build;
 };
@@ -84,8 +91,5 @@ int64_t count_trainable_parameters(torch::nn::Module& module);
 // their figures describe the same sizes the suite's do.
 Config suite_config(const Workload& workload);
 
-// Maps the config's "dtype" key to a torch dtype; throws UsageError for dtypes this
-// workload set does not support yet.
-torch::ScalarType config_dtype(const Config& config);
 
 }  // namespace plumb

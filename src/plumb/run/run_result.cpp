@@ -13,8 +13,17 @@ const char* status_name(RunStatus status) {
       return "out_of_memory";
     case RunStatus::kError:
       return "error";
+    case RunStatus::kUnsupported:
+      return "unsupported";
   }
   return "error";
+}
+
+const std::vector<RunStatus>& all_statuses() {
+  static const std::vector<RunStatus> statuses = {RunStatus::kOk, RunStatus::kNanLoss,
+                                                  RunStatus::kOutOfMemory, RunStatus::kError,
+                                                  RunStatus::kUnsupported};
+  return statuses;
 }
 
 }  // namespace plumb::run

@@ -8,13 +8,19 @@
 
 #include "plumb/core/config.h"
 #include "plumb/core/mode.h"
+#include "plumb/core/precision.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/steady_state.h"
 
 namespace plumb::run {
 
-enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError };
-const char* status_name(RunStatus status);  // "ok", "nan_loss", "out_of_memory", "error"
+// kUnsupported: the precision (or another setting) cannot run here, with the reason; not a
+// failure of the workload.
+enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError, kUnsupported };
+// "ok", "nan_loss", "out_of_memory", "error", "unsupported"
+const char* status_name(RunStatus status);
+// Every status, in the order of the enum (store CHECK constraints and parsing use it).
+const std::vector<RunStatus>& all_statuses();
 
 struct RunOptions {
   std::string workload;
@@ -22,6 +28,10 @@ struct RunOptions {
   Config config;               // fully resolved, "batch" included
   int threads = 1;             // intra-op threads
   std::string device = "cpu";  // "cpu" or "cuda[:N]"
+  Dtype dtype = Dtype::kFp32;  // applied by the runner to any workload (precision_session.h)
+  MemoryFormat memory_format = MemoryFormat::kContiguous;
+  // int8 only: module paths ("layer1.0.conv1") kept in fp32 (selective quantization).
+  std::vector<std::string> keep_fp32;
   uint64_t seed = 0;
   double target_ci = 0.02;         // stop when ci_rel <= this ...
   size_t min_samples = 10;         // ... and at least this many samples are taken
@@ -49,6 +59,8 @@ struct RunResult {
   double last_loss = 0;           // train: last loss; infer: output summary
   double cpu_utilization = 0;     // process CPU time / (wall time x threads), measurement only
   std::vector<std::string> warnings;
+  std::vector<std::string> precision_notes;  // what ran in which precision (precision_session.h)
+  std::vector<std::string> quantized_layers;  // int8: module paths run in int8 (not stored)
 };
 
 }  // namespace plumb::run

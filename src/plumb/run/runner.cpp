@@ -107,6 +107,10 @@ std::string reproducer_command(const Workload& workload, const RunOptions& o) {
                                     "--batch",   std::to_string(o.config.get_int("batch")),
                                     "--threads", std::to_string(o.threads)};
   if (o.device != "cpu") parts.insert(parts.end(), {"--device", o.device});
+  if (o.dtype != Dtype::kFp32) parts.insert(parts.end(), {"--dtype", dtype_name(o.dtype)});
+  if (!o.keep_fp32.empty()) parts.insert(parts.end(), {"--keep-fp32", join(o.keep_fp32, ",")});
+  if (o.memory_format != MemoryFormat::kContiguous)
+    parts.insert(parts.end(), {"--memory-format", memory_format_name(o.memory_format)});
   parts.insert(parts.end(),
                {"--seed", std::to_string(o.seed), "--target-ci", fmt::format("{}", o.target_ci),
                 "--max-time", fmt::format("{}", o.max_time_s)});

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/run/precision_session.h"
 
 namespace plumb::run {
 namespace {
@@ -69,13 +70,14 @@ double process_cpu_seconds() {
 
 // A few distinct synthetic batches, generated before timing so data synthesis never enters a
 // step time, cycled so consecutive steps do not see identical inputs.
-StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t batch_pool)
+StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t batch_pool,
+                   const std::function<Batch(Batch)>& prepare)
     : model_(model), mode_(mode), device_(device) {
   PLUMB_ASSERT(batch_pool >= 1, "a step loop needs at least one batch");
   for (size_t i = 0; i < batch_pool; ++i) {
     at::RecordFunction scope(at::RecordScope::USER_SCOPE);
     if (scope.isActive()) scope.before(kDataScope);
-    batches_.push_back(model_.make_batch());
+    batches_.push_back(prepare ? prepare(model_.make_batch()) : model_.make_batch());
   }
   units_ = batches_.front().units;
 }
@@ -126,6 +128,9 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
   const torch::Device device = parse_device(o.device);
   try {
     auto model = workload.build(o.config, device);
+    // Before InferenceMode: converting parameters (fp16, channels_last) must not make them
+    // inference tensors.
+    PrecisionSession precision(*model, o);
     // Inference runs in eval mode without autograd bookkeeping, as a deployed model would.
     std::unique_ptr<c10::InferenceMode> no_autograd;
     if (o.mode == Mode::kInfer) {
@@ -134,8 +139,23 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
     } else {
       model->module().train();
     }
-    StepLoop loop(*model, o.mode, device, batch_pool);
+    const auto prepare = [&](Batch b) { return precision.prepare(std::move(b)); };
+    // The timed batches first, so every precision times the same inputs for one seed.
+    StepLoop loop(*model, o.mode, device, batch_pool, prepare);
+    std::vector<Batch> calibration;
+    if (o.dtype == Dtype::kInt8) {
+      at::RecordFunction scope(at::RecordScope::USER_SCOPE);
+      if (scope.isActive()) scope.before(kDataScope);
+      for (int i = 0; i < kCalibrationBatches; ++i)
+        calibration.push_back(prepare(model->make_batch()));
+    }
+    precision.begin(calibration, {o.keep_fp32.begin(), o.keep_fp32.end()});
+    r.precision_notes = precision.notes();
+    r.quantized_layers = precision.quantized_layers();
     body(loop);
+  } catch (const PrecisionUnsupported& e) {
+    r.status = RunStatus::kUnsupported;
+    r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), e.reason);
   } catch (const NonFiniteLoss& e) {
     r.status = RunStatus::kNanLoss;
     r.message = fmt::format("{} became {} at iteration {}",
@@ -147,6 +167,11 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
     r.message = "out of memory (std::bad_alloc); try a smaller --batch";
   } catch (const c10::Error& e) {
     const std::string what = first_line(e.what_without_backtrace());
+    if (is_missing_kernel(what)) {
+      r.status = RunStatus::kUnsupported;
+      r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), what);
+      return;
+    }
     r.status = is_out_of_memory(what) ? RunStatus::kOutOfMemory : RunStatus::kError;
     r.message = r.status == RunStatus::kOutOfMemory ? what + "; try a smaller --batch" : what;
   } catch (const std::exception& e) {

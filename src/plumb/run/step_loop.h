@@ -35,8 +35,10 @@ inline constexpr size_t kDefaultBatchPool = 3;
 
 class StepLoop {
  public:
+  // `prepare` puts each synthetic batch in the run's precision and memory format.
   StepLoop(Model& model, Mode mode, const torch::Device& device,
-           size_t batch_pool = kDefaultBatchPool);
+           size_t batch_pool = kDefaultBatchPool,
+           const std::function<Batch(Batch)>& prepare = {});
 
   // One timed step, seconds (a CUDA device is synchronised before the clock stops).
   // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.
@@ -79,10 +81,11 @@ struct NonFiniteLoss {
 void warm_up(StepLoop& loop, const RunOptions& options, RunResult& result,
              const ProgressFn& progress);
 
-// Builds the workload's model for `options` (seed, threads, device, mode state), runs `body`
-// with a step loop over it, and turns any workload failure into result.status/message
-// (UsageError still propagates: that is the user's input, not the workload). The loop holds
-// `batch_pool` batches.
+// Builds the workload's model for `options` (seed, threads, device, mode state, precision and
+// memory format: precision_session.h), runs `body` with a step loop over it, and turns any
+// workload failure into result.status/message (UsageError still propagates: that is the
+// user's input, not the workload); a precision that cannot run gives status unsupported. The
+// loop holds `batch_pool` batches; result.precision_notes says what ran in which precision.
 void with_model(const Workload& workload, const RunOptions& options, RunResult& result,
                 const std::function<void(StepLoop&)>& body, size_t batch_pool = kDefaultBatchPool);
 

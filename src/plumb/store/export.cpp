@@ -22,6 +22,8 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["batch"] = r.batch;
   j["threads"] = r.threads;
   j["device"] = r.device;
+  j["dtype"] = r.dtype;
+  j["memory_format"] = r.memory_format;
   j["tag"] = r.tag;
   j["status"] = run::status_name(res.status);
   j["message"] = res.message;
@@ -49,6 +51,7 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["config"] = r.config;
   j["environment"] = platform::to_json(r.environment);
   j["warnings"] = res.warnings;
+  j["precision_notes"] = res.precision_notes;
   if (with_samples) {
     j["samples"] = res.samples_s;
     j["warmup_samples"] = res.warmup_s;

@@ -114,6 +114,8 @@ nlohmann::ordered_json memory_profile_json(const StoredMemoryProfile& m) {
   j["batch"] = m.batch;
   j["threads"] = m.threads;
   j["device"] = m.device;
+  j["dtype"] = m.dtype;
+  j["memory_format"] = m.memory_format;
   j["tag"] = m.tag;
   j["group"] = m.group;
   j["status"] = run::status_name(r.status);

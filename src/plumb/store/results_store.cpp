@@ -65,6 +65,10 @@ StoredRun read_run_row(const SQLite::Statement& st) {
   res.cpu_utilization = real_or_nan(st.getColumn("cpu_utilization"));
   res.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
                      .get<std::vector<std::string>>();
+  for (int i = 0; i < st.getColumnCount(); ++i)
+    if (std::string(st.getColumnName(i)) == "precision_json")
+      res.precision_notes =
+          nlohmann::json::parse(st.getColumn(i).getString()).get<std::vector<std::string>>();
 
   run::Summary& s = res.step_time;
   s.n = static_cast<size_t>(st.getColumn("n").getInt64());
@@ -210,6 +214,9 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .integer("batch", batch)
           .integer("threads", options.threads)
           .text("device", options.device)
+          .text("dtype", dtype_name(options.dtype))
+          .text("memory_format", memory_format_name(options.memory_format))
+          .text("precision_json", strings_json(result.precision_notes))
           .text("tag", tag)
           .text("command", result.command)
           .text("status", run::status_name(result.status))

@@ -29,9 +29,10 @@ namespace plumb::store {
 
 // v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes; v4 adds
 // memory_profiles; v5 adds sweeps and sweep_points; v6 makes sure sweep_points has profile_id
-// (plumb added it at 537b71d without a new version, so a v5 file may lack it). Older files are
+// (plumb added it at 537b71d without a new version, so a v5 file may lack it); v7 adds each
+// record's dtype and memory format, the run's precision notes, and status 'unsupported'. Older files are
 // upgraded in place, in one transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -42,6 +43,8 @@ struct StoredRecord {
   int64_t batch = 0;
   int threads = 0;
   std::string device;
+  std::string dtype = "fp32";  // precision and memory format it ran in (schema v7; fp32 before)
+  std::string memory_format = "contiguous";
   std::string tag;
   nlohmann::ordered_json config;  // resolved workload config
   platform::Environment environment;

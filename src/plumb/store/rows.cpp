@@ -63,8 +63,7 @@ void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
 }
 
 run::RunStatus status_from_name(const std::string& name) {
-  for (run::RunStatus s : {run::RunStatus::kOk, run::RunStatus::kNanLoss,
-                           run::RunStatus::kOutOfMemory, run::RunStatus::kError}) {
+  for (run::RunStatus s : run::all_statuses()) {
     if (name == run::status_name(s)) return s;
   }
   return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
@@ -80,6 +79,8 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
       .integer("batch", options.config.get_int("batch"))
       .integer("threads", options.threads)
       .text("device", options.device)
+      .text("dtype", dtype_name(options.dtype))
+      .text("memory_format", memory_format_name(options.memory_format))
       .text("tag", tag)
       .text("command", pass.command)
       .text("status", run::status_name(pass.status))
@@ -96,6 +97,12 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.batch = st.getColumn("batch").getInt64();
   r.threads = st.getColumn("threads").getInt();
   r.device = st.getColumn("device").getString();
+  // A file read without upgrading (read-only open of an older schema) lacks the v7 columns.
+  for (int i = 0; i < st.getColumnCount(); ++i) {
+    const std::string name = st.getColumnName(i);
+    if (name == "dtype") r.dtype = st.getColumn(i).getString();
+    if (name == "memory_format") r.memory_format = st.getColumn(i).getString();
+  }
   r.tag = st.getColumn("tag").getString();
   r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
   r.environment =

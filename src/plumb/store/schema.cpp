@@ -1,4 +1,4 @@
-// Schema v1 of the results store, and the checks open() runs before touching a file: that
+// The results store's schema (v1 tables, then each version's additions), and the checks open() runs before touching a file: that
 // its directory and file can be written, and that it is a plumb database rather than a blank
 // file, a foreign database or one written by a newer plumb (see schema.h).
 #include "plumb/store/schema.h"
@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/run/run_result.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::store::detail {
@@ -62,7 +63,7 @@ CREATE TABLE runs (
   tag               TEXT NOT NULL,
   command           TEXT NOT NULL,
   status            TEXT NOT NULL
-                    CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
+                    CHECK (status IN (@STATUSES@)),
   message           TEXT NOT NULL,
   config_json       TEXT NOT NULL,
   environment_id    INTEGER NOT NULL REFERENCES environments(id),
@@ -118,7 +119,7 @@ CREATE TABLE profiles (
   tag             TEXT NOT NULL,
   command         TEXT NOT NULL,
   status          TEXT NOT NULL
-                  CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
+                  CHECK (status IN (@STATUSES@)),
   message         TEXT NOT NULL,
   config_json     TEXT NOT NULL,
   environment_id  INTEGER NOT NULL REFERENCES environments(id),
@@ -187,7 +188,7 @@ CREATE TABLE memory_profiles (
   tag             TEXT NOT NULL,
   command         TEXT NOT NULL,
   status          TEXT NOT NULL
-                  CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
+                  CHECK (status IN (@STATUSES@)),
   message         TEXT NOT NULL,
   config_json     TEXT NOT NULL,
   environment_id  INTEGER NOT NULL REFERENCES environments(id),
@@ -231,7 +232,7 @@ CREATE TABLE sweep_points (
   mode         TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
   params_json  TEXT NOT NULL,
   status       TEXT NOT NULL
-               CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error', 'timeout')),
+               CHECK (status IN (@STATUSES@, 'timeout')),
   message      TEXT NOT NULL,
   run_id       INTEGER REFERENCES runs(id),
   memory_id    INTEGER REFERENCES memory_profiles(id),
@@ -276,6 +277,71 @@ bool has_sqlite_magic(const std::string& path, bool* readable) {
   std::array<char, 16> head{};
   in.read(head.data(), head.size());
   return in.gcount() == static_cast<std::streamsize>(head.size()) && head == kSqliteMagic;
+}
+
+// The status list of every CHECK constraint, from the one enum (run_result.h).
+std::string status_list() {
+  std::string out;
+  for (run::RunStatus st : run::all_statuses())
+    out += fmt::format("{}'{}'", out.empty() ? "" : ", ", run::status_name(st));
+  return out;
+}
+
+std::string with_statuses(std::string sql) {
+  const std::string placeholder = "@STATUSES@";
+  for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder))
+    sql.replace(at, placeholder.size(), status_list());
+  return sql;
+}
+
+// Version 7: the precision and memory format every record ran in (older records ran fp32,
+// contiguous: plumb had no other), and what ran in which precision, per run.
+void add_precision_columns(SQLite::Database& db) {
+  const auto add = [&](const char* table, const char* column, const char* definition) {
+    if (!has_column(db, table, column))
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", table, column, definition));
+  };
+  for (const char* table : {"runs", "profiles", "memory_profiles"}) {
+    add(table, "dtype", "TEXT NOT NULL DEFAULT 'fp32'");
+    add(table, "memory_format", "TEXT NOT NULL DEFAULT 'contiguous'");
+  }
+  add("runs", "precision_json", "TEXT NOT NULL DEFAULT '[]'");
+}
+
+// SQLite cannot alter a CHECK constraint, so the table is rebuilt with the current status list
+// (its documented procedure: create, copy, drop, rename; foreign keys are off on the upgrading
+// connection, so dropping the old table cascades nothing), indexes included.
+void widen_status_check(SQLite::Database& db, const std::string& table) {
+  std::string sql;
+  {  // statements finished before the table is dropped ("database table is locked")
+    SQLite::Statement q(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?");
+    q.bind(1, table);
+    PLUMB_ASSERT(q.executeStep(), "upgrading a table the schema does not have");
+    sql = q.getColumn(0).getString();
+  }
+  const std::string check = "CHECK (status IN (";
+  const auto begin = sql.find(check);
+  if (begin == std::string::npos) return;  // no constraint to widen (an early v5 sweep_points)
+  const auto list_begin = begin + check.size();
+  const auto list_end = sql.find(')', list_begin);
+  const std::string old_list = sql.substr(list_begin, list_end - list_begin);
+  const bool timeout = old_list.find("'timeout'") != std::string::npos;
+  sql.replace(list_begin, list_end - list_begin, status_list() + (timeout ? ", 'timeout'" : ""));
+  const std::string rebuilt = table + "__rebuilt";
+  sql.replace(sql.find(table), table.size(), rebuilt);  // "CREATE TABLE <table> (" comes first
+  std::vector<std::string> indexes;
+  {
+    SQLite::Statement iq(db,
+                         "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND "
+                         "sql IS NOT NULL");
+    iq.bind(1, table);
+    while (iq.executeStep()) indexes.push_back(iq.getColumn(0).getString());
+  }
+  db.exec(sql);
+  db.exec(fmt::format("INSERT INTO {} SELECT * FROM {}", rebuilt, table));
+  db.exec(fmt::format("DROP TABLE {}", table));
+  db.exec(fmt::format("ALTER TABLE {} RENAME TO {}", rebuilt, table));
+  for (const auto& index : indexes) db.exec(index);
 }
 
 }  // namespace
@@ -428,23 +494,30 @@ std::optional<DbKind> check_path(const std::string& path, bool read_only) {
 }
 
 void create_schema(SQLite::Database& db) {
-  db.exec(kSchemaSql);
-  db.exec(kProfilesSql);
+  db.exec(with_statuses(kSchemaSql));
+  db.exec(with_statuses(kProfilesSql));
   db.exec(kProbesSql);
-  db.exec(kMemorySql);
-  db.exec(kSweepsSql);
+  db.exec(with_statuses(kMemorySql));
+  db.exec(with_statuses(kSweepsSql));
+  add_precision_columns(db);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 
 void migrate_schema(SQLite::Database& db, int from) {
   PLUMB_ASSERT(from >= 1 && from < kSchemaVersion, "migration from an unknown schema version");
-  if (from < 2) db.exec(kProfilesSql);
+  if (from < 2) db.exec(with_statuses(kProfilesSql));
   if (from < 3) db.exec(kProbesSql);
-  if (from < 4) db.exec(kMemorySql);
-  if (from < 5) db.exec(kSweepsSql);
+  if (from < 4) db.exec(with_statuses(kMemorySql));
+  if (from < 5) db.exec(with_statuses(kSweepsSql));
   if (from == 5 && !has_column(db, "sweep_points", "profile_id"))
     db.exec("ALTER TABLE sweep_points ADD COLUMN profile_id INTEGER REFERENCES profiles(id)");
+  if (from < 7) {
+    add_precision_columns(db);
+    // Tables created before v7 by an older plumb carry the older status list.
+    for (const char* table : {"runs", "profiles", "memory_profiles", "sweep_points"})
+      widen_status_check(db, table);
+  }
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

@@ -9,7 +9,6 @@ Config image_classifier_config(int64_t batch, const std::string& batch_doc, int6
                                const std::string& image_doc) {
   Config c;
   c.add_int("batch", batch, batch_doc);
-  c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
   c.add_int("image_size", 224, image_doc, min_image_size);
   c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
   return c;

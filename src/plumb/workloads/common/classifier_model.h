@@ -51,8 +51,12 @@ class ClassifierModel : public Model {
   }
 
   double infer_step(const Batch& batch) override {
-    torch::Tensor logits = net_->forward(batch.tensors[0]);  // [B, C]
+    const torch::Tensor logits = infer_output(batch);  // [B, C]
     return logits.sum().item<double>();
+  }
+
+  torch::Tensor infer_output(const Batch& batch) override {
+    return net_->forward(batch.tensors[0]);  // logits [B, C]
   }
 
  private:
@@ -62,7 +66,7 @@ class ClassifierModel : public Model {
 };
 
 // The keys every ImageNet-shaped classifier has: batch (with the source of its default),
-// dtype (fp32), image_size (224, at least `min_image_size`: what the network's pooling
+// image_size (224, at least `min_image_size`: what the network's pooling
 // allows) and classes (1000). Optimizer keys are added by each workload with their source.
 Config image_classifier_config(
     int64_t batch, const std::string& batch_doc, int64_t min_image_size,

@@ -365,7 +365,6 @@ Config faster_rcnn_config(const FasterRcnnDefaults& d,
   };
   Config c;
   c.add_int("batch", d.batch, doc("batch", "images per iteration"));
-  c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
   c.add_int("image_height", d.image_height, doc("image_height", "input height"), 32);
   c.add_int("image_width", d.image_width, doc("image_width", "input width"), 32);
   c.add_int("classes", d.classes, doc("classes", "classes incl. background"), 2);

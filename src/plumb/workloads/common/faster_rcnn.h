@@ -151,7 +151,7 @@ struct FasterRcnnDefaults {
   double lr = 0.001, momentum = 0.9, weight_decay = 1e-4;
 };
 
-// Declares the shared keys: batch, dtype, image_height/width, classes, gt_boxes,
+// Declares the shared keys: batch, image_height/width, classes, gt_boxes,
 // min/max_box_side, rpn_{pre,post}_nms_{train,test}, rpn_batch, roi_batch, pool_size,
 // detections, lr, momentum, weight_decay. `doc_of` may override a key's doc ("" = generic).
 Config faster_rcnn_config(const FasterRcnnDefaults& d,

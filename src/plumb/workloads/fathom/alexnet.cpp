@@ -103,7 +103,6 @@ Workload make_alexnet() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     AlexNet net(c.get_int("classes"));
     return make_sgd_classifier(net, c, device);
   };

@@ -43,8 +43,10 @@ struct VaeImpl : nn::Module {
     torch::Tensor z;
     {
       LayerScope scope("sample");
-      // Reparameterisation: z = mu + exp(log_var / 2) * eps, eps ~ N(0, I).
-      z = scope.output(m + torch::exp(0.5 * lv) * torch::randn_like(m));  // [B, latent]
+      // Reparameterisation: z = mu + exp(log_var / 2) * eps, eps ~ N(0, I). eps is drawn in
+      // fp32 whatever the precision, so every precision decodes the same noise for one seed.
+      auto eps = torch::randn(m.sizes(), m.options().dtype(torch::kFloat)).to(m.scalar_type());
+      z = scope.output(m + torch::exp(0.5 * lv) * eps);  // [B, latent]
     }
     auto g = torch::tanh(run_layer("decoder", decoder, z));  // [B, hidden]
     return {run_layer("output", output, g), m, lv};          // logits [B, 784]
@@ -101,8 +103,12 @@ class VaeModel : public Model {
   }
 
   double infer_step(const Batch& batch) override {
-    // Reconstruction: encode, sample, decode to Bernoulli means.
-    return torch::sigmoid(net_->forward(batch.tensors[0]).logits).sum().item<double>();
+    return infer_output(batch).sum().item<double>();
+  }
+
+  // Reconstruction: encode, sample, decode to Bernoulli means [B, pixels].
+  torch::Tensor infer_output(const Batch& batch) override {
+    return torch::sigmoid(net_->forward(batch.tensors[0]).logits);
   }
 
  private:
@@ -129,7 +135,6 @@ Workload make_autoenc() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 100, "mini-batch size (paper: M = 100)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("pixels", 784, "input size: 28x28 MNIST images, flattened");
     c.add_int("hidden", 500, "hidden units of encoder and decoder MLPs (paper: 500 for MNIST)");
     c.add_int("latent", 20, "latent dimensions (paper sweeps 3..200; 20 is its common choice)");
@@ -137,7 +142,6 @@ Workload make_autoenc() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<VaeModel>(c, device);
   };
   return w;

@@ -363,7 +363,6 @@ Workload make_deepq() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 32, "minibatch size: transitions sampled per update (paper: 32)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("actions", 18, "Q-values / legal actions (full Atari set; paper: per game, 4-18)");
     c.add_int("frame_size", 84, "preprocessed frame height and width (paper: 84)", 36);
     c.add_int("history", 4, "frames stacked into a state (paper: agent history length 4)");
@@ -391,7 +390,6 @@ Workload make_deepq() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<DeepQModel>(c, device);
   };
   return w;

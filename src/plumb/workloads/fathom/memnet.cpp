@@ -216,7 +216,6 @@ Workload make_memnet() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 32, "mini-batch size (paper and Fathom: 32)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_choice("tying", "adjacent", {"adjacent", "fathom"},
                  "weight tying: paper's adjacent (default) or Fathom's code (A=C, H between "
                  "hops, Adam + gradient noise)");
@@ -233,7 +232,6 @@ Workload make_memnet() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<MemNetModel>(c, device);
   };
   return w;

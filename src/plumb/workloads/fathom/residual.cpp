@@ -39,7 +39,6 @@ Workload make_residual() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     ResNet net(resnet34_spec(), c.get_int("classes"));
     return make_sgd_classifier(net, c, device);
   };

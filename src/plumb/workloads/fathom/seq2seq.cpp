@@ -334,7 +334,6 @@ Workload make_seq2seq() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 64, "mini-batch size (Fathom: 64)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 40000, "source vocabulary (Fathom: 40,000 English words)",
               kSeq2seqReservedIds + 1);
     c.add_int("target_vocab", 40000, "target vocabulary (Fathom: 40,000 French words)",
@@ -350,7 +349,6 @@ Workload make_seq2seq() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<Seq2SeqModel>(c, device);
   };
   return w;

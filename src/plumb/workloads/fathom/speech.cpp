@@ -31,8 +31,10 @@ namespace F = torch::nn::functional;
 
 constexpr double kClip = 20.0;  // Deep Speech's clipped ReLU ceiling
 
+// min(max(x, 0), 20). clamp rather than hardtanh: the same function, and LibTorch 1.13 has a
+// bf16 CPU kernel for clamp's backward but not for hardtanh's.
 torch::Tensor clipped_relu(const torch::Tensor& x) {
-  return F::hardtanh(x, F::HardtanhFuncOptions().min_val(0).max_val(kClip));
+  return torch::clamp(x, 0.0, kClip);
 }
 
 // One direction of the simple recurrent layer: the input product W x_t + b for all frames is
@@ -213,7 +215,6 @@ Workload make_speech() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 32, "mini-batch size (Fathom: 32)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("features", 26,
               "coefficients per frame (Fathom: 12 MFCCs + energy + 13 deltas = 26)");
     c.add_int("context", 0,
@@ -231,7 +232,6 @@ Workload make_speech() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<SpeechModel>(c, device);
   };
   return w;

@@ -124,7 +124,6 @@ Workload make_vgg19() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     Vgg19 net(c.get_int("classes"));
     return make_sgd_classifier(net, c, device);
   };

@@ -239,6 +239,7 @@ class DlrmModel : public Model {
   }
 
   double infer_step(const Batch& batch) override { return forward(batch).sum().item<double>(); }
+  torch::Tensor infer_output(const Batch& batch) override { return forward(batch); }
 
  private:
   torch::Tensor forward(const Batch& batch) {
@@ -334,7 +335,6 @@ Workload make_dlrm() {
     c.add_int("batch", 1,
               "mini-batch size (reference default --mini-batch-size=1; its scripts: benchmark "
               "2048, kaggle 128, terabyte 2048)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_choice("preset", "small", {"small", "benchmark", "kaggle", "terabyte"},
                  "architecture: small = dlrm_s_pytorch.py defaults (90 params); benchmark = "
                  "bench/dlrm_s_benchmark.sh (514M params, 2.1 GB); kaggle = "
@@ -362,7 +362,6 @@ Workload make_dlrm() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     DlrmArch arch = resolve_arch(c);
     if (arch.bottom.back() != arch.dim)
       throw UsageError("dlrm: bottom MLP output must equal the embedding dimension");

@@ -205,7 +205,6 @@ Workload make_faster_rcnn_shufflenet() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     const int64_t groups = c.get_int("groups");
     if (groups != 1 && groups != 2 && groups != 3 && groups != 4 && groups != 8)
       throw UsageError("groups must be 1, 2, 3, 4 or 8 (ShuffleNet's configurations), got " +

@@ -46,7 +46,6 @@ Workload make_resnext101(const std::string& name, int64_t group_width,
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     ResNetSpec spec = resnet101_spec();
     spec.groups = 32;
     spec.width_per_group = c.get_int("group_width");

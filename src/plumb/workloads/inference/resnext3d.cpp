@@ -202,7 +202,6 @@ Workload make_resnext3d() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", kReplicaBatch, "clips per mini-batch (VMZ / CSN: 8 clips per GPU)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("frames", 8, "frames per clip T (CSN: 8; the study: 8-16)");
     c.add_int("image_size", 112, "crop height and width (CSN / VMZ: 112x112)", 8);
     c.add_int("classes", 400, "output classes (Kinetics-400)", 2);
@@ -214,7 +213,6 @@ Workload make_resnext3d() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     ResNeXt3D net(std::vector<int64_t>{3, 4, 23, 3}, c.get_int("classes"));
     const int64_t batch = c.get_int("batch"), frames = c.get_int("frames");
     const int64_t size = c.get_int("image_size"), classes = c.get_int("classes");

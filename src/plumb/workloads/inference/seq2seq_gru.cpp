@@ -367,7 +367,6 @@ Workload make_seq2seq_gru() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 80, "sentence pairs per batch (Bahdanau: 80)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 30000, "source shortlist incl. EOS and UNK (Bahdanau: 30,000)",
               kGruReservedIds + 1);
     c.add_int("target_vocab", 30000, "target shortlist incl. EOS and UNK (Bahdanau: 30,000)",
@@ -386,7 +385,6 @@ Workload make_seq2seq_gru() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<RnnSearchModel>(c, device);
   };
   return w;

@@ -174,7 +174,6 @@ Workload make_paradnn_cnn() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 256, "mini-batch size (Table 2b: 64..1024, x2; middle of the grid)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_choice("block", "bottleneck", {"residual", "bottleneck"},
                  "block type: residual (2 conv + 2 BN) or bottleneck (3 conv + 3 BN; the "
                  "paper's default)");
@@ -189,7 +188,6 @@ Workload make_paradnn_cnn() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     ParaCnn net(c.get_string("block") == "bottleneck", c.get_int("blocks"), c.get_int("filters"),
                 c.get_int("classes"), pooled_size(c.get_int("image_size")));
     return make_classifier_model(net, device, image_batches(c, device),

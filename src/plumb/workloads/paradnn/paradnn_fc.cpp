@@ -98,7 +98,6 @@ Workload make_paradnn_fc() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 1024, "mini-batch size (Table 2a: 64..16384, x2; middle of the grid)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("layers", 32, "hidden dense layers (Table 2a: 4..128, x2)");
     c.add_int("nodes", 512, "units per hidden layer (Table 2a: 32..8192, x2)");
     c.add_int("input", 4000, "input features (Table 2a: 2000..8000, +2000)");
@@ -107,7 +106,6 @@ Workload make_paradnn_fc() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     FcNet net(c.get_int("layers"), c.get_int("nodes"), c.get_int("input"), c.get_int("output"));
     return make_classifier_model(net, device, fc_batches(c, device), paradnn_optimizer_factory(c));
   };

@@ -240,7 +240,6 @@ Workload make_paradnn_rnn() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 64, "mini-batch size (Table 2c: 16..1024, x4)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_choice("cell", "rnn", {"rnn", "lstm", "gru"},
                  "recurrent cell: rnn (basic tanh RNN, the paper's default), lstm or gru");
     c.add_int("layers", 5, "stacked recurrent layers (Table 2c: 1..13, +4)");
@@ -253,7 +252,6 @@ Workload make_paradnn_rnn() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<ParaRnnModel>(c, device);
   };
   return w;

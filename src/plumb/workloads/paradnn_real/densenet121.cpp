@@ -226,7 +226,6 @@ Workload make_densenet121() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     DenseNet net(std::vector<int64_t>{6, 12, 24, 16}, c.get_int("classes"));
     return make_sgd_classifier(net, c, device, /*nesterov=*/true);
   };

@@ -200,7 +200,6 @@ Workload make_mobilenet_v1() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     MobileNetV1 net(c.get_int("classes"));
     auto make_batch = image_batches(c, device);
     const int64_t batch = c.get_int("batch");

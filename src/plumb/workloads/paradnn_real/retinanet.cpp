@@ -442,7 +442,6 @@ Workload make_retinanet() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 64, "mini-batch size (TPU reference: train_batch_size 64)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("image_size", 640, "input height and width (TPU reference: 640, a multiple of 128)",
               128);
     c.add_int("classes", 90, "class logits per anchor (TPU reference: num_classes 90, COCO ids)");
@@ -470,7 +469,6 @@ Workload make_retinanet() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<RetinaNetModel>(c, device);
   };
   return w;

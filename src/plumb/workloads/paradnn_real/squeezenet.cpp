@@ -179,7 +179,6 @@ Workload make_squeezenet1_0() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     SqueezeNet net(c.get_int("classes"));
     auto make_batch = image_batches(c, device);
     // Caffe's update (v = m v + lr g; w -= v) equals PyTorch's (v = m v + g; w -= lr v) at a

@@ -37,6 +37,8 @@
 #include <mutex>
 #include <random>
 #include <thread>
+
+#include <ATen/autocast_mode.h>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -123,6 +125,7 @@ class ActorThreads {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       state_ = std::make_shared<at::ThreadLocalState>();
+      autocast_cache_ = at::autocast::is_autocast_cache_enabled();
       intra_op_threads_ = std::max<int64_t>(1, at::get_num_threads() / count);
       pending_ = count;
       error_ = nullptr;
@@ -144,6 +147,7 @@ class ActorThreads {
       if (stop_) return;
       seen = generation_;
       auto state = state_;
+      const bool autocast_cache = autocast_cache_;
       const int64_t threads = intra_op_threads_;
       lock.unlock();
       try {
@@ -151,6 +155,9 @@ class ActorThreads {
         if (threads != threads_set) at::set_num_threads(static_cast<int>(threads));
         threads_set = threads;
         at::ThreadLocalStateGuard guard(*state);
+        // Autocast's cache switch is not part of ThreadLocalState: carried by hand (bf16
+        // training turns the cache off, precision_session.h).
+        at::autocast::set_autocast_cache_enabled(autocast_cache);
         work_(i);
       } catch (...) {
         std::lock_guard<std::mutex> error_lock(error_mutex_);
@@ -165,6 +172,7 @@ class ActorThreads {
   std::mutex mutex_, error_mutex_;
   std::condition_variable start_, done_;
   std::shared_ptr<at::ThreadLocalState> state_;
+  bool autocast_cache_ = true;
   int64_t intra_op_threads_ = 1, pending_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;
@@ -265,8 +273,9 @@ class A3cModel : public Model {
       {
         LayerScope scope("act");
         torch::NoGradGuard no_grad;
+        // Read as fp32 whatever the run's precision (bf16 logits under autocast).
         auto p = torch::softmax(a.local->forward(states.back().unsqueeze(0)).logits, 1)
-                     .to(torch::kCPU)
+                     .to(torch::kCPU, torch::kFloat)
                      .contiguous();  // [1, actions]
         probs.assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
       }
@@ -351,7 +360,6 @@ Workload make_a3c() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 5, "rollout length t_max: states per actor update (paper: 5)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("actors", 16, "asynchronous actor-learner threads (paper: 16)");
     c.add_int("actions", 4, "policy outputs: Breakout's action set (TBD's game)");
     c.add_int("frame_size", 84, "preprocessed frame height and width (paper: 84)", 20);
@@ -370,7 +378,6 @@ Workload make_a3c() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<A3cModel>(c, device);
   };
   return w;

@@ -311,7 +311,6 @@ Workload make_deepspeech2() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 12, "mini-batch size (deepspeech.cfg: 12; training batch norm needs 2)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("bins", 161, "spectrogram bins: 20 ms window at 16 kHz, 10 ms hop (161)", 81);
     c.add_int("channels", 32, "filters of both conv layers (deepspeech.cfg: 32)");
     c.add_int("rnn_layers", 5, "GRU layers per direction (deepspeech.cfg / TBD: 5)");
@@ -334,7 +333,6 @@ Workload make_deepspeech2() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     const int64_t frames = c.get_int("frames");
     if (frames != 0 && (frames < 31 || frames > c.get_int("max_frames")))
       throw UsageError(

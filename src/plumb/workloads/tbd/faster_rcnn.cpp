@@ -179,7 +179,6 @@ Workload make_faster_rcnn() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     FasterRcnnOptions o;
     read_faster_rcnn_config(c, o);
     o.in_channels = 1024;

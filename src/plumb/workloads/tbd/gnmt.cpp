@@ -352,7 +352,6 @@ Workload make_gnmt() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 128, "sentence pairs per batch (nmt iwslt15: 128; TBD's TF maximum)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("source_vocab", 17191, "English vocabulary: 17,188 words (TBD) + <unk>, <s>, </s>",
               kGnmtReservedIds + 1);
     c.add_int("target_vocab", 7709, "Vietnamese vocabulary of the nmt IWSLT15 data",
@@ -371,7 +370,6 @@ Workload make_gnmt() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<NmtModel>(c, device);
   };
   return w;

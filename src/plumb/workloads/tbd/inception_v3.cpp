@@ -389,8 +389,11 @@ class InceptionModel : public Model {
   }
 
   double infer_step(const Batch& batch) override {
-    auto logits = std::get<0>(net_->forward(batch.tensors[0]));  // [B, C]
-    return logits.sum().item<double>();
+    return infer_output(batch).sum().item<double>();
+  }
+
+  torch::Tensor infer_output(const Batch& batch) override {
+    return std::get<0>(net_->forward(batch.tensors[0]));  // logits [B, C]
   }
 
  private:
@@ -443,7 +446,6 @@ Workload make_inception_v3() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     if (c.get_bool("aux_logits") && c.get_int("image_size") < kMinAuxImageSize)
       throw UsageError("inception_v3: the auxiliary classifier needs image_size >= 299 (got " +
                        std::to_string(c.get_int("image_size")) +

@@ -34,7 +34,6 @@ Workload make_resnet50() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     ResNet net(resnet50_spec(), c.get_int("classes"));
     return make_sgd_classifier(net, c, device);
   };

@@ -424,7 +424,6 @@ Workload make_transformer() {
     c.add_int("batch", 832,
               "sentence pairs per batch: 832 x ~30 real tokens ~ 25,000 source and 25,000 "
               "target tokens (paper section 5.1)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("vocab", 37000, "shared source/target BPE vocabulary (paper and TBD: 37,000)",
               kTransformerReservedIds + 1);
     c.add_int("d_model", 512, "model width (paper: 512, base)");
@@ -449,7 +448,6 @@ Workload make_transformer() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     if (c.get_int("d_model") % c.get_int("heads") != 0 || c.get_int("d_model") % 2 != 0)
       throw std::invalid_argument("transformer: d_model must be even and divisible by heads");
     return std::make_unique<TransformerModel>(c, device);

@@ -344,7 +344,6 @@ Workload make_wgan_gp() {
   w.default_config = [] {
     Config c;
     c.add_int("batch", 64, "mini-batch size per critic/generator update (gan_64x64.py)");
-    c.add_choice("dtype", "fp32", {"fp32"}, "element type of weights and activations");
     c.add_int("dim", 64,
               "model width DIM: generator 8/8/4/2/1 x DIM channels, critic 1/2/4/8/8 x DIM "
               "(gan_64x64.py)");
@@ -358,7 +357,6 @@ Workload make_wgan_gp() {
     return c;
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    config_dtype(c);
     return std::make_unique<WganGpModel>(c, device);
   };
   return w;

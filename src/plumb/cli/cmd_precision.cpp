@@ -1,0 +1,355 @@
+// plumb precision: what each precision buys (speed against fp32, same steady-state method, with
+// the ratio's bootstrap interval) and what it costs (output error against fp32 on the same
+// inputs and weights), per workload; with --by layer, the error each int8 layer adds alone and
+// the selective-quantization plan that stays within --max-error, measured.
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/analysis/run_comparison.h"
+#include "plumb/cli/commands.h"
+#include "plumb/cli/config_options.h"
+#include "plumb/cli/measure_options.h"
+#include "plumb/cli/table.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
+#include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
+#include "plumb/run/int8_quantizer.h"
+#include "plumb/run/output_error.h"
+#include "plumb/run/runner.h"
+#include "plumb/store/results_store.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb::cli {
+namespace {
+
+struct PrecisionFlags {
+  MeasureFlags measure;
+  std::string by = "dtype";
+  double max_error = 0.02;
+  size_t max_plan_steps = 8;
+};
+
+struct Row {
+  store::StoredRun run;
+  bool error_measured = false;
+  std::string error_note;  // why no error, when not measured
+  run::OutputError error;
+  analysis::ThroughputComparison speed;  // against fp32
+};
+
+struct LayerError {
+  std::string layer;
+  run::OutputError error;
+};
+
+store::StoredRun time_and_store(const Workload& w, const run::RunOptions& o,
+                                store::ResultsStore& db, const std::string& tag) {
+  std::cerr << fmt::format("timing {} {} {} batch {} threads {} ...\n", w.info.name,
+                           mode_name(o.mode), dtype_name(o.dtype), o.config.get_int("batch"),
+                           o.threads);
+  const auto env = platform::capture_environment(o.threads, o.device);
+  const auto result = run::run_workload(w, o, [](const std::string& line) {
+    std::cerr << "  " << line << '\n';
+  });
+  for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
+  const int64_t id = db.save_run(o, result, env, tag);
+  return *db.load_run(id, /*with_samples=*/true);
+}
+
+analysis::ThroughputComparison speed_against(const store::StoredRun& fp32,
+                                             const store::StoredRun& other) {
+  analysis::SideSamples a{{fp32.result.samples_s}, {fp32.result.units_per_step}, {}};
+  analysis::SideSamples b{{other.result.samples_s}, {other.result.units_per_step}, {}};
+  return analysis::compare_throughput(a, b, analysis::ComparisonOptions{});
+}
+
+nlohmann::ordered_json error_json(const run::OutputError& e) {
+  nlohmann::ordered_json j;
+  j["relative_l2"] = json_number(e.relative_l2);
+  j["max_abs"] = json_number(e.max_abs);
+  j["cosine"] = json_number(e.cosine);
+  if (!e.agreement_kind.empty()) j[e.agreement_kind + "_agreement"] = json_number(e.agreement);
+  j["elements"] = e.elements;
+  j["examples"] = e.examples;
+  return j;
+}
+
+std::string agreement_text(const run::OutputError& e) {
+  return e.agreement_kind.empty() ? "-"
+                                  : fmt::format("{} {}", e.agreement_kind,
+                                                format_percent(e.agreement));
+}
+
+// The error of int8 with `keep` left in fp32, against the fp32 outputs.
+run::OutputError int8_error(const Workload& w, run::RunOptions o,
+                            const std::vector<std::string>& keep,
+                            const std::vector<torch::Tensor>& reference, size_t batches) {
+  o.dtype = Dtype::kInt8;
+  o.keep_fp32 = keep;
+  const auto capture = run::capture_outputs(w, o, batches);
+  if (capture.status != run::RunStatus::kOk)
+    throw UsageError("int8 failed while searching the plan: " + capture.message);
+  return run::compare_outputs(reference, capture.outputs);
+}
+
+}  // namespace
+
+void add_precision_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "precision", "Speed and output error of each precision against fp32 (same inputs, weights)");
+  auto name = std::make_shared<std::string>();
+  auto f = std::make_shared<PrecisionFlags>();
+  auto overrides = std::make_shared<ConfigOverrides>();
+  f->measure.mode = "infer";
+  f->measure.dtypes = "fp32,bf16,fp16,int8";
+  cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
+  cmd->add_option("--mode", f->measure.mode, "infer (speed and error) or train (speed)")
+      ->capture_default_str();
+  add_config_options(*cmd, *overrides);
+  add_measure_options(*cmd, f->measure, 30, 30);
+  // --dtypes reads better for a comparison; --dtype (from the shared options) means the same.
+  cmd->add_option("--dtypes", f->measure.dtypes, "Precisions to compare with fp32")
+      ->capture_default_str();
+  cmd->add_option("--by", f->by,
+                  "dtype, or layer: also the error each int8 layer adds alone and the "
+                  "selective-quantization plan within --max-error")
+      ->capture_default_str();
+  cmd->add_option("--max-error", f->max_error,
+                  "Relative L2 error of the output the int8 plan must stay within")
+      ->capture_default_str();
+  cmd->callback([name, f, overrides, &exit_code] {
+    const Workload& w = workloads::default_registry().get(*name);
+    const Mode mode = parse_mode(f->measure.mode);
+    if (f->by != "dtype" && f->by != "layer")
+      throw UsageError("--by must be dtype or layer, got '" + f->by + "'");
+    if (!(f->max_error > 0)) throw UsageError("--max-error must be a positive fraction");
+    if (f->by == "layer" && mode != Mode::kInfer)
+      throw UsageError("--by layer measures output error, so it needs --mode infer");
+    const Config config = resolve_config(w, *overrides);
+    auto plan = make_options(w, config, mode, f->measure);
+    // fp32 is the reference: measured first, whether listed or not.
+    plan.erase(std::remove_if(plan.begin(), plan.end(),
+                              [](const auto& o) { return o.dtype == Dtype::kFp32; }),
+               plan.end());
+    run::RunOptions reference_options = make_options(w, config, mode, f->measure).front();
+    reference_options.dtype = Dtype::kFp32;
+    plan.insert(plan.begin(), reference_options);
+    auto db = store::ResultsStore::open(f->measure.db);
+
+    std::vector<Row> rows;
+    for (const auto& o : plan) {
+      Row row;
+      row.run = time_and_store(w, o, *db, f->measure.tag);
+      rows.push_back(std::move(row));
+    }
+    const auto& fp32 = rows.front().run;
+    if (fp32.result.status != run::RunStatus::kOk)
+      throw UsageError("the fp32 reference run failed (" + fp32.result.message +
+                       "): nothing to compare with");
+    for (auto& row : rows) {
+      if (row.run.result.status == run::RunStatus::kOk) row.speed = speed_against(fp32, row.run);
+    }
+
+    // Output error on the same inputs and weights (the timed batches of each run).
+    std::vector<torch::Tensor> reference;
+    std::string no_output;
+    if (mode == Mode::kInfer) {
+      std::cerr << "measuring output error against fp32 ...\n";
+      const auto ref = run::capture_outputs(w, reference_options, run::kDefaultBatchPool);
+      if (!ref.exposes_output)
+        no_output = w.info.name + " does not expose its output yet: speed only";
+      else
+        reference = ref.outputs;
+      for (auto& row : rows) {
+        if (row.run.result.status != run::RunStatus::kOk) continue;
+        if (!no_output.empty()) {
+          row.error_note = no_output;
+          continue;
+        }
+        run::RunOptions o = reference_options;
+        o.dtype = parse_dtype(row.run.dtype);
+        o.memory_format = parse_memory_format(row.run.memory_format);
+        const auto capture = run::capture_outputs(w, o, run::kDefaultBatchPool);
+        if (capture.status != run::RunStatus::kOk) {
+          row.error_note = capture.message;
+          continue;
+        }
+        row.error = run::compare_outputs(reference, capture.outputs);
+        row.error_measured = true;
+      }
+    } else {
+      for (auto& row : rows)
+        row.error_note = "training: error is measured in inference (--mode infer)";
+    }
+
+    // Outliers per weight tensor, on the fp32 model as built.
+    std::vector<run::WeightOutliers> outliers;
+    {
+      torch::manual_seed(reference_options.seed);
+      auto model = w.build(config, run::parse_device(reference_options.device));
+      outliers = run::weight_outliers(model->module());
+    }
+
+    // Per-layer int8 error and the selective plan.
+    std::vector<LayerError> layer_errors;
+    std::vector<std::string> keep;
+    run::OutputError plan_error;
+    std::optional<store::StoredRun> plan_run;
+    bool plan_met = false;
+    if (f->by == "layer" && !reference.empty()) {
+      run::RunOptions int8 = reference_options;
+      int8.dtype = Dtype::kInt8;
+      const auto full = run::capture_outputs(w, int8, run::kDefaultBatchPool);
+      if (full.status != run::RunStatus::kOk)
+        throw UsageError("int8 cannot run for " + w.info.name + ": " + full.message);
+      std::cerr << fmt::format("error of each of {} int8 layers alone ...\n",
+                               full.quantized_layers.size());
+      for (const auto& layer : full.quantized_layers) {
+        std::vector<std::string> others;
+        for (const auto& l : full.quantized_layers)
+          if (l != layer) others.push_back(l);
+        layer_errors.push_back(
+            {layer, int8_error(w, reference_options, others, reference, run::kDefaultBatchPool)});
+      }
+      std::sort(layer_errors.begin(), layer_errors.end(), [](const auto& a, const auto& b) {
+        return a.error.relative_l2 > b.error.relative_l2;
+      });
+      // Greedy: keep the layers that add the most error in fp32 until the whole is within.
+      plan_error = run::compare_outputs(reference, full.outputs);
+      for (size_t i = 0; plan_error.relative_l2 > f->max_error && i < layer_errors.size() &&
+                         i < f->max_plan_steps;
+           ++i) {
+        keep.push_back(layer_errors[i].layer);
+        plan_error = int8_error(w, reference_options, keep, reference, run::kDefaultBatchPool);
+      }
+      plan_met = plan_error.relative_l2 <= f->max_error;
+      run::RunOptions o = int8;
+      o.keep_fp32 = keep;
+      plan_run = time_and_store(w, o, *db, f->measure.tag);
+      if (plan_run->result.status != run::RunStatus::kOk) exit_code = 1;
+    }
+
+    for (const auto& row : rows)
+      if (row.run.result.status != run::RunStatus::kOk &&
+          row.run.result.status != run::RunStatus::kUnsupported)
+        exit_code = 1;
+
+    if (f->measure.json) {
+      nlohmann::ordered_json out;
+      out["workload"] = w.info.name;
+      out["mode"] = mode_name(mode);
+      out["batch"] = config.get_int("batch");
+      out["threads"] = reference_options.threads;
+      out["memory_format"] = memory_format_name(reference_options.memory_format);
+      out["throughput_unit"] = w.info.throughput_unit;
+      out["precisions"] = nlohmann::ordered_json::array();
+      for (const auto& row : rows) {
+        nlohmann::ordered_json p;
+        p["dtype"] = row.run.dtype;
+        p["run_id"] = row.run.id;
+        p["status"] = run::status_name(row.run.result.status);
+        p["message"] = row.run.result.message;
+        p["throughput"] = json_number(row.run.result.throughput);
+        p["step_time_mean_s"] = json_number(row.run.result.step_time.mean);
+        if (row.run.result.status == run::RunStatus::kOk)
+          p["speedup_vs_fp32"] = {{"ratio", json_number(row.speed.ratio)},
+                                  {"ci_low", json_number(row.speed.ci_low)},
+                                  {"ci_high", json_number(row.speed.ci_high)}};
+        p["error_vs_fp32"] = row.error_measured ? error_json(row.error) : nlohmann::ordered_json();
+        if (!row.error_note.empty()) p["error_note"] = row.error_note;
+        p["notes"] = row.run.result.precision_notes;
+        p["command"] = row.run.result.command;
+        out["precisions"].push_back(p);
+      }
+      out["weight_outliers"] = nlohmann::ordered_json::array();
+      for (const auto& o : outliers)
+        out["weight_outliers"].push_back(
+            {{"weight", o.name}, {"elements", o.elements}, {"outside_7_bits", o.outside_7_bits}});
+      if (f->by == "layer") {
+        out["layers"] = nlohmann::ordered_json::array();
+        for (const auto& l : layer_errors)
+          out["layers"].push_back({{"layer", l.layer}, {"error_alone", error_json(l.error)}});
+        nlohmann::ordered_json p;
+        p["max_error"] = f->max_error;
+        p["met"] = plan_met;
+        p["keep_fp32"] = keep;
+        p["error"] = error_json(plan_error);
+        if (plan_run) {
+          p["run_id"] = plan_run->id;
+          p["throughput"] = json_number(plan_run->result.throughput);
+          p["speedup_vs_fp32"] = json_number(speed_against(fp32, *plan_run).ratio);
+          p["command"] = plan_run->result.command;
+        }
+        out["selective_plan"] = p;
+      }
+      std::cout << out.dump(2) << '\n';
+      return;
+    }
+
+    Table table({"dtype", "status", "throughput", "unit", "vs fp32", "95% interval", "rel L2",
+                 "max abs", "cosine", "agreement", "run id"});
+    for (const auto& row : rows) {
+      const bool ok = row.run.result.status == run::RunStatus::kOk;
+      const auto& e = row.error;
+      table.add_row(
+          {row.run.dtype, run::status_name(row.run.result.status),
+           ok ? format_number(row.run.result.throughput, 2) : "-", w.info.throughput_unit,
+           ok ? fmt::format("{:.2f}x", row.speed.ratio) : "-",
+           ok ? fmt::format("{:.2f}..{:.2f}", row.speed.ci_low, row.speed.ci_high) : "-",
+           row.error_measured ? fmt::format("{:.2e}", e.relative_l2) : "-",
+           row.error_measured ? fmt::format("{:.2e}", e.max_abs) : "-",
+           row.error_measured ? fmt::format("{:.6f}", e.cosine) : "-",
+           row.error_measured ? agreement_text(e) : "-", std::to_string(row.run.id)});
+    }
+    table.print(std::cout);
+    for (const auto& row : rows) {
+      if (row.run.result.status != run::RunStatus::kOk)
+        std::cout << row.run.dtype << ": " << row.run.result.message << '\n';
+      for (const auto& note : row.run.result.precision_notes) std::cout << note << '\n';
+      if (!row.error_note.empty() && row.run.result.status == run::RunStatus::kOk &&
+          row.run.dtype != "fp32")
+        std::cout << row.run.dtype << " error: " << row.error_note << '\n';
+    }
+    if (!outliers.empty()) {
+      auto worst = outliers;
+      std::sort(worst.begin(), worst.end(),
+                [](const auto& a, const auto& b) { return a.outside_7_bits > b.outside_7_bits; });
+      int64_t total = 0;
+      double outside = 0;
+      for (const auto& o : outliers) {
+        total += o.elements;
+        outside += o.outside_7_bits * static_cast<double>(o.elements);
+      }
+      std::cout << fmt::format(
+          "weights outside 7 bits of their channel's int8 range: {} overall; most in {} ({})\n",
+          format_percent(outside / static_cast<double>(total)), worst.front().name,
+          format_percent(worst.front().outside_7_bits));
+    }
+    if (f->by == "layer") {
+      Table layers({"int8 layer (alone)", "rel L2", "agreement"});
+      for (const auto& l : layer_errors)
+        layers.add_row({l.layer, fmt::format("{:.2e}", l.error.relative_l2),
+                        agreement_text(l.error)});
+      std::cout << '\n';
+      layers.print(std::cout);
+      std::cout << fmt::format(
+          "\nselective plan: {} layer(s) kept in fp32 ({}): rel L2 {:.2e} ({} --max-error {})\n",
+          keep.size(), keep.empty() ? "none" : join(keep, ", "), plan_error.relative_l2,
+          plan_met ? "within" : "NOT within", f->max_error);
+      if (plan_run && plan_run->result.status == run::RunStatus::kOk)
+        std::cout << fmt::format("plan measured: {} {} ({:.2f}x fp32); reproduce: {}\n",
+                                 format_number(plan_run->result.throughput, 2),
+                                 w.info.throughput_unit, speed_against(fp32, *plan_run).ratio,
+                                 plan_run->result.command);
+      if (!plan_met) exit_code = 1;
+    }
+    std::cout << "stored in " << db->path() << '\n';
+  });
+}
+
+}  // namespace plumb::cli

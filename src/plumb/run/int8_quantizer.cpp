@@ -1,0 +1,444 @@
+// Static int8 quantization through dispatcher kernels on AutocastCPU (see int8_quantizer.h).
+#include "plumb/run/int8_quantizer.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "plumb/core/errors.h"
+
+namespace plumb::run {
+
+struct Int8Quantizer::Layer {
+  std::string path;    // module path, "layer1.0.conv1"
+  std::string kind;    // "conv2d" | "linear"
+  torch::Tensor weight;  // the fp32 parameter ([O, I, kh, kw] or [O, I])
+  bool keep_fp32 = false;
+  bool seen = false;
+  float in_lo = std::numeric_limits<float>::infinity(), in_hi = -in_lo;
+  float out_lo = in_lo, out_hi = -in_lo;
+  // conv2d geometry and bias as called (the prepacked weight carries them)
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+  torch::Tensor bias;
+  std::vector<int64_t> input_sizes, output_sizes;  // as first called in calibration
+  std::string refused;  // why the layer stays fp32 although it was a candidate
+  // after quantize()
+  bool ready = false;
+  c10::IValue packed;
+  double in_scale = 1, out_scale = 1;
+  int64_t in_zero = 0, out_zero = 0;
+};
+
+namespace {
+
+enum class Phase { kCalibrating, kQuantized };
+
+// The quantizer whose kernels are registered, and what they do now. One at a time: the
+// registration is process-wide (a second quantizer while one lives is a bug).
+struct ActiveState {
+  std::map<const void*, std::unique_ptr<Int8Quantizer::Layer>>* layers = nullptr;
+  std::vector<const Int8Quantizer::Layer*>* call_order = nullptr;
+  Phase phase = Phase::kCalibrating;
+};
+ActiveState g_active;
+
+c10::OperatorHandle quantized_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+}
+
+c10::IValue call_boxed(const c10::OperatorHandle& op, torch::jit::Stack stack) {
+  op.callBoxed(&stack);
+  return std::move(stack.back());
+}
+
+// Affine quint8 parameters covering [lo, hi] (and 0, so zero padding stays exact).
+std::pair<double, int64_t> activation_qparams(float lo, float hi) {
+  const double low = std::min(0.0f, lo), high = std::max(0.0f, hi);
+  const double scale = std::max((high - low) / 255.0, 1e-8);
+  const int64_t zero = std::clamp<int64_t>(std::llround(-low / scale), 0, 255);
+  return {scale, zero};
+}
+
+// Elementwise ATen ops (vectorised) rather than at::quantize_per_tensor / at::dequantize:
+// without FBGEMM, as in Debian's LibTorch, those convert one element at a time and took
+// twice as long as the int8 convolutions of ResNet-50 (measured with torch.profiler).
+torch::Tensor quantize_activation(const torch::Tensor& x, double scale, int64_t zero) {
+  auto codes = at::clamp(at::round(x * (1.0 / scale)) + static_cast<double>(zero), 0, 255)
+                   .to(at::kByte);
+  return at::_make_per_tensor_quantized_tensor(codes, scale, zero);
+}
+
+torch::Tensor dequantize_activation(const torch::Tensor& q) {
+  return (q.int_repr().to(at::kFloat) - static_cast<double>(q.q_zero_point())) * q.q_scale();
+}
+
+void widen(float& lo, float& hi, const torch::Tensor& t) {
+  auto [min, max] = at::aminmax(t);
+  lo = std::min(lo, min.item<float>());
+  hi = std::max(hi, max.item<float>());
+}
+
+Int8Quantizer::Layer* find_layer(const torch::Tensor& weight, bool transposed) {
+  if (g_active.layers == nullptr || !weight.defined() || weight.dim() < 2) return nullptr;
+  auto it = g_active.layers->find(weight.data_ptr());
+  if (it == g_active.layers->end()) return nullptr;
+  Int8Quantizer::Layer& layer = *it->second;
+  const auto& w = layer.weight;
+  if (layer.keep_fp32 || weight.dim() != w.dim() || weight.scalar_type() != at::kFloat)
+    return nullptr;
+  // The very parameter (conv), or its transpose as F::linear passes it (weight.t()).
+  if (!transposed) return weight.sizes() == w.sizes() && weight.strides() == w.strides() ? &layer
+                                                                                          : nullptr;
+  return weight.dim() == 2 && weight.size(0) == w.size(1) && weight.size(1) == w.size(0) &&
+                 weight.stride(0) == w.stride(1) && weight.stride(1) == w.stride(0)
+             ? &layer
+             : nullptr;
+}
+
+void note_call(Int8Quantizer::Layer& layer) {
+  if (!layer.seen) g_active.call_order->push_back(&layer);
+  layer.seen = true;
+}
+
+// [.., I] @ weight^T in int8 -> [.., O] fp32 (no bias: the caller adds it, as F::linear does).
+torch::Tensor int8_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
+  static const auto op = quantized_op("quantized::linear", "");
+  auto flat = input.reshape({-1, input.size(-1)}).contiguous();  // [N, I]
+  auto qx = quantize_activation(flat, layer.in_scale, layer.in_zero);
+  auto qy = call_boxed(op, {qx, layer.packed, layer.out_scale, layer.out_zero}).toTensor();
+  auto shape = input.sizes().vec();
+  shape.back() = layer.weight.size(0);
+  return dequantize_activation(qy).view(shape);  // [.., O]
+}
+
+// The fp32 product the layer computes without its bias, observed for calibration.
+torch::Tensor observed_linear(Int8Quantizer::Layer& layer, const torch::Tensor& input,
+                              const torch::Tensor& weight_t) {
+  note_call(layer);
+  layer.kind = "linear";
+  auto y = at::matmul(input, weight_t);
+  widen(layer.in_lo, layer.in_hi, input);
+  widen(layer.out_lo, layer.out_hi, y);
+  return y;
+}
+
+// The kernels below run with AutocastCPU excluded, so what they call goes to the CPU kernels.
+torch::Tensor conv2d_kernel(const torch::Tensor& input, const torch::Tensor& weight,
+                            const c10::optional<torch::Tensor>& bias, at::IntArrayRef stride,
+                            at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  Int8Quantizer::Layer* layer = input.dim() == 4 ? find_layer(weight, false) : nullptr;
+  if (layer == nullptr || (g_active.phase == Phase::kQuantized && !layer->ready))
+    return at::conv2d(input, weight, bias, stride, padding, dilation, groups);
+  if (g_active.phase == Phase::kCalibrating) {
+    note_call(*layer);
+    layer->kind = "conv2d";
+    layer->stride = stride.vec();
+    layer->padding = padding.vec();
+    layer->dilation = dilation.vec();
+    layer->groups = groups;
+    layer->bias = bias.has_value() ? *bias : torch::Tensor();
+    auto y = at::conv2d(input, weight, bias, stride, padding, dilation, groups);
+    if (layer->input_sizes.empty()) {
+      layer->input_sizes = input.sizes().vec();
+      layer->output_sizes = y.sizes().vec();
+    }
+    widen(layer->in_lo, layer->in_hi, input);
+    widen(layer->out_lo, layer->out_hi, y);
+    return y;
+  }
+  static const auto op = quantized_op("quantized::conv2d", "new");
+  // oneDNN's quantized convolution reads NCHW or NHWC buffers only: a permuted view (a channel
+  // shuffle's output) is copied to the closest of the two first.
+  auto qx = quantize_activation(input.contiguous(input.suggest_memory_format()), layer->in_scale,
+                                layer->in_zero);
+  auto qy = call_boxed(op, {qx, layer->packed, layer->out_scale, layer->out_zero}).toTensor();
+  // A wrong shape is a kernel bug (see probe_conv): fail the run rather than compute on.
+  if (qy.size(1) != layer->weight.size(0) || qy.size(0) != input.size(0))
+    throw std::runtime_error(fmt::format(
+        "oneDNN's quantized convolution returned shape {} for layer {} (expected {} channels)",
+        c10::str(qy.sizes()), layer->path, layer->weight.size(0)));
+  return dequantize_activation(qy);
+}
+
+// LibTorch 1.13's oneDNN quantized convolution returns a wrong shape from its second call on
+// some grouped geometries (measured in Python on the same library: 68 -> 248 channels, 4
+// groups, 1x1; 68 -> 272 or 64 -> 248 are fine) and corrupts the heap (faster_rcnn_shufflenet
+// at full size aborted in free()). Grouped, non-depthwise convolutions therefore stay fp32, and
+// each other prepacked convolution is called a few times on its calibration shape before use:
+// one that misbehaves stays fp32 too, with why.
+bool probe_conv(const Int8Quantizer::Layer& layer) {
+  static const auto op = quantized_op("quantized::conv2d", "new");
+  auto x = at::_empty_affine_quantized(layer.input_sizes, at::device(at::kCPU).dtype(at::kQUInt8),
+                                       layer.in_scale, layer.in_zero);
+  for (int i = 0; i < 3; ++i) {
+    auto y = call_boxed(op, {x, layer.packed, layer.out_scale, layer.out_zero}).toTensor();
+    if (y.sizes().vec() != layer.output_sizes) return false;
+  }
+  return true;
+}
+
+torch::Tensor addmm_kernel(const torch::Tensor& self, const torch::Tensor& mat1,
+                           const torch::Tensor& mat2, const at::Scalar& beta,
+                           const at::Scalar& alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  Int8Quantizer::Layer* layer = find_layer(mat2, true);
+  const bool plain = beta.toDouble() == 1.0 && alpha.toDouble() == 1.0;
+  if (layer == nullptr || !plain || (g_active.phase == Phase::kQuantized && !layer->ready))
+    return at::addmm(self, mat1, mat2, beta, alpha);
+  if (g_active.phase == Phase::kCalibrating) return observed_linear(*layer, mat1, mat2) + self;
+  return int8_linear(*layer, mat1) + self;  // [N, O]
+}
+
+torch::Tensor matmul_kernel(const torch::Tensor& self, const torch::Tensor& other) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  Int8Quantizer::Layer* layer = self.dim() >= 2 ? find_layer(other, true) : nullptr;
+  if (layer == nullptr || (g_active.phase == Phase::kQuantized && !layer->ready))
+    return at::matmul(self, other);
+  if (g_active.phase == Phase::kCalibrating) return observed_linear(*layer, self, other);
+  return int8_linear(*layer, self);
+}
+
+torch::Tensor linear_kernel(const torch::Tensor& input, const torch::Tensor& weight,
+                            const c10::optional<torch::Tensor>& bias) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  Int8Quantizer::Layer* layer = input.dim() >= 2 ? find_layer(weight, false) : nullptr;
+  if (layer == nullptr || (g_active.phase == Phase::kQuantized && !layer->ready))
+    return at::linear(input, weight, bias);
+  auto y = g_active.phase == Phase::kCalibrating ? observed_linear(*layer, input, weight.t())
+                                                 : int8_linear(*layer, input);
+  return bias.has_value() && bias->defined() ? y + *bias : y;
+}
+
+// Swallows the dispatcher's "Overriding a previously registered kernel" warning: replacing
+// autocast's kernels for the quantizer's lifetime is the point.
+class SilentWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::SourceLocation&, const std::string&, const bool) override {}
+};
+
+}  // namespace
+
+// Autocast on, which routes the four operators to the kernels above. Every other operator
+// autocast has a CPU kernel for gets a fallthrough, so it runs as without autocast (fp32)
+// instead of being cast to bf16: LibTorch 1.13's CPU autocast accepts no dtype but bf16, so
+// "autocast to fp32" is not an option. The previous autocast state comes back after.
+struct KernelOverride {
+  bool was_enabled = at::autocast::is_cpu_enabled();
+  at::ScalarType was_dtype = at::autocast::get_autocast_cpu_dtype();
+  std::unique_ptr<torch::Library> library;
+
+  KernelOverride() {
+    SilentWarnings silent;
+    c10::Warning::WarningHandlerGuard guard(&silent);
+    library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
+                                               c10::DispatchKey::AutocastCPU, __FILE__, __LINE__);
+    const std::set<std::string> ours = {"conv2d", "addmm", "matmul", "linear"};
+    auto& dispatcher = c10::Dispatcher::singleton();
+    for (const auto& name : dispatcher.getAllOpNames()) {
+      const auto handle = dispatcher.findOp(name);
+      if (!handle || !handle->hasKernelForDispatchKey(c10::DispatchKey::AutocastCPU)) continue;
+      if (name.name.rfind("aten::", 0) != 0) continue;
+      const std::string base = name.name.substr(6);
+      if (ours.count(base) > 0 && name.overload_name.empty()) continue;
+      const std::string full = name.overload_name.empty() ? base : base + "." + name.overload_name;
+      library->impl(full.c_str(), torch::CppFunction::makeFallthrough());
+    }
+    library->impl("conv2d", TORCH_FN(conv2d_kernel));
+    library->impl("addmm", TORCH_FN(addmm_kernel));
+    library->impl("matmul", TORCH_FN(matmul_kernel));
+    library->impl("linear", TORCH_FN(linear_kernel));
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+  }
+  ~KernelOverride() {
+    at::autocast::set_cpu_enabled(was_enabled);
+    at::autocast::set_autocast_cpu_dtype(was_dtype);
+    at::autocast::clear_cache();
+    SilentWarnings silent;
+    c10::Warning::WarningHandlerGuard guard(&silent);
+    library.reset();  // deregisters: autocast's own kernels are back
+  }
+};
+
+Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> keep_fp32)
+    : module_(module) {
+  const auto& engines = at::globalContext().supportedQEngines();
+  const auto has = [&](at::QEngine e) {
+    return std::find(engines.begin(), engines.end(), e) != engines.end();
+  };
+  for (auto [engine, name] : {std::pair{at::kONEDNN, "onednn"}, std::pair{at::kX86, "x86"},
+                              std::pair{at::kFBGEMM, "fbgemm"}}) {
+    if (has(engine)) {
+      at::globalContext().setQEngine(engine);
+      engine_ = name;
+      break;
+    }
+  }
+  if (engine_.empty())
+    throw Int8Unsupported{
+        "this LibTorch has no x86 quantized engine (onednn, x86 or fbgemm); QNNPACK alone "
+        "runs slower than fp32 on x86"};
+  PLUMB_ASSERT(g_active.layers == nullptr, "only one int8 quantizer may be active at a time");
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    const auto& w = item.value();
+    if ((w.dim() != 4 && w.dim() != 2) || w.scalar_type() != at::kFloat) continue;
+    const std::string& name = item.key();
+    const auto dot = name.rfind('.');
+    if (dot == std::string::npos || name.substr(dot + 1) != "weight") continue;
+    auto layer = std::make_unique<Layer>();
+    layer->path = name.substr(0, dot);
+    layer->weight = w.detach();
+    layer->keep_fp32 = keep_fp32.count(layer->path) > 0;
+    layers_[w.data_ptr()] = std::move(layer);
+  }
+  g_active.layers = &layers_;
+  g_active.call_order = &call_order_;
+}
+
+Int8Quantizer::~Int8Quantizer() {
+  override_.reset();
+  g_active = ActiveState{};
+}
+
+void Int8Quantizer::calibrate(const std::function<void()>& forward) {
+  g_active.phase = Phase::kCalibrating;
+  override_ = std::make_unique<KernelOverride>();
+  forward();
+  override_.reset();
+}
+
+void Int8Quantizer::quantize() {
+  static const auto conv_prepack = quantized_op("quantized::conv2d_prepack", "");
+  static const auto linear_prepack = quantized_op("quantized::linear_prepack", "");
+  size_t ready = 0;
+  for (const Layer* seen : call_order_) {
+    Layer& layer = *layers_.at(seen->weight.data_ptr());
+    // Symmetric per-output-channel weights: zero points 0, as oneDNN requires.
+    auto w = layer.weight;
+    auto per_channel = w.abs().reshape({w.size(0), -1}).amax(1);  // [O]
+    auto scales = (per_channel / 127.0).clamp_min(1e-8).to(at::kDouble);
+    auto zeros = torch::zeros({w.size(0)}, torch::kLong);
+    auto qw = at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
+    std::tie(layer.in_scale, layer.in_zero) = activation_qparams(layer.in_lo, layer.in_hi);
+    std::tie(layer.out_scale, layer.out_zero) = activation_qparams(layer.out_lo, layer.out_hi);
+    const c10::IValue bias = layer.bias.defined() ? c10::IValue(layer.bias) : c10::IValue();
+    layer.packed =
+        layer.kind == "conv2d"
+            ? call_boxed(conv_prepack, {qw, bias, c10::IValue(layer.stride),
+                                        c10::IValue(layer.padding), c10::IValue(layer.dilation),
+                                        layer.groups})
+            : call_boxed(linear_prepack, {qw, c10::IValue()});
+    const int64_t in_channels = layer.weight.size(1) * layer.groups;
+    if (layer.kind == "conv2d" && layer.groups > 1 && layer.groups != in_channels) {
+      layer.refused = "grouped convolution: oneDNN's int8 kernel in LibTorch 1.13 corrupts memory "
+                      "on some grouped shapes";
+      continue;
+    }
+    if (layer.kind == "conv2d" && !probe_conv(layer)) {
+      layer.refused = fmt::format(
+          "oneDNN's int8 kernel returns a wrong shape for this geometry ({} -> {}, {} groups)",
+          layer.weight.size(1) * layer.groups, layer.weight.size(0), layer.groups);
+      layer.packed = c10::IValue();
+      continue;
+    }
+    layer.ready = true;
+    ++ready;
+  }
+  if (ready == 0)
+    throw Int8Unsupported{
+        "no convolution or linear layer with fp32 weights ran in calibration: nothing to "
+        "quantize"};
+  g_active.phase = Phase::kQuantized;
+  override_ = std::make_unique<KernelOverride>();
+}
+
+std::vector<std::string> Int8Quantizer::layer_paths() const {
+  std::vector<std::string> out;
+  for (const Layer* layer : call_order_) out.push_back(layer->path);
+  return out;
+}
+
+QuantizationSummary Int8Quantizer::summary() const {
+  QuantizationSummary s;
+  s.engine = engine_;
+  std::set<std::string> quantized_paths;
+  for (const Layer* layer : call_order_) {
+    if (!layer->ready) continue;
+    s.quantized.push_back(layer->path + " (" + layer->kind + ")");
+    quantized_paths.insert(layer->path);
+  }
+  // Every module with parameters of its own that did not run in int8.
+  for (const auto& item : module_.named_modules("", /*include_self=*/true)) {
+    const auto own = item.value()->named_parameters(/*recurse=*/false);
+    if (own.is_empty() || quantized_paths.count(item.key()) > 0) continue;
+    std::string type = item.value()->name();  // "torch::nn::BatchNorm2dImpl"
+    const auto colon = type.rfind("::");
+    if (colon != std::string::npos) type = type.substr(colon + 2);
+    if (type.size() > 4 && type.compare(type.size() - 4, 4, "Impl") == 0)
+      type.resize(type.size() - 4);
+    const auto layer = std::find_if(layers_.begin(), layers_.end(), [&](const auto& kv) {
+      return kv.second->path == item.key();
+    });
+    std::string why;
+    if (layer != layers_.end() && layer->second->keep_fp32)
+      why = ": kept in fp32 by the plan";
+    else if (layer != layers_.end() && !layer->second->refused.empty())
+      why = ": " + layer->second->refused;
+    else if (layer != layers_.end() && !layer->second->seen)
+      why = ": not called as conv2d or linear";
+    s.left_fp32.push_back((item.key().empty() ? std::string("(root)") : item.key()) + " (" + type +
+                          why + ")");
+  }
+  return s;
+}
+
+std::vector<WeightOutliers> weight_outliers(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  std::vector<WeightOutliers> out;
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    const auto& w = item.value();
+    if ((w.dim() != 4 && w.dim() != 2) || !w.is_floating_point()) continue;
+    const auto name = item.key();
+    const bool weight =
+        name == "weight" || (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0);
+    if (!weight) continue;
+    auto rows = w.detach().to(torch::kFloat).reshape({w.size(0), -1}).abs();  // [O, rest]
+    auto scale = (rows.amax(1, /*keepdim=*/true) / 127.0).clamp_min(1e-12);
+    const auto codes = at::round(rows / scale);
+    WeightOutliers o;
+    o.name = name;
+    o.elements = w.numel();
+    o.outside_7_bits = codes.gt(63).to(torch::kDouble).mean().item<double>();
+    out.push_back(o);
+  }
+  return out;
+}
+
+std::vector<std::string> QuantizationSummary::lines() const {
+  std::vector<std::string> out;
+  out.push_back(fmt::format(
+      "int8 ({} engine): {} convolution/linear layers quantized (static, per-channel weights, "
+      "activations calibrated per tensor); each quantizes its input and dequantizes its output",
+      engine, quantized.size()));
+  if (!left_fp32.empty()) {
+    std::string list;
+    const size_t shown = std::min<size_t>(left_fp32.size(), 12);
+    for (size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + left_fp32[i];
+    if (shown < left_fp32.size()) list += fmt::format(", ... ({} more)", left_fp32.size() - shown);
+    out.push_back(fmt::format("left in fp32 ({} modules with parameters): {}", left_fp32.size(),
+                              list));
+  }
+  return out;
+}
+
+}  // namespace plumb::run
