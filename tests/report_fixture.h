@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "plumb/run/stats.h"
@@ -220,6 +221,39 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
   failed.samples_s.clear();
   failed.step_time = run::summarize({});
   db->save_run(report_options("cnn", Mode::kTrain, 4096, 2), failed, env);
+  // plumb precision on cnn inference: bf16 and int8 against the fp32 run above, and fp16
+  // unsupported (a run with the reason, no comparison).
+  const int64_t fp32_run = 4;
+  for (const auto& [dtype, step, error] :
+       {std::tuple{Dtype::kBf16, 0.010, 4e-3}, std::tuple{Dtype::kInt8, 0.008, 2e-2}}) {
+    auto options = report_options("cnn", Mode::kInfer, 8, 2);
+    options.dtype = dtype;
+    auto result = report_run(slowdown * step, 8, "images/s");
+    result.precision_notes = {std::string(dtype_name(dtype)) + ": fixture"};
+    store::PrecisionComparisonRecord p;
+    p.run_id = db->save_run(options, result, env);
+    p.reference_run_id = fp32_run;
+    p.speedup = 0.025 / step;
+    p.speedup_low = 0.97 * p.speedup;
+    p.speedup_high = 1.03 * p.speedup;
+    p.error_measured = true;
+    p.relative_l2 = error;
+    p.max_abs = 10 * error;
+    p.cosine = 1 - error * error / 2;
+    p.agreement = 1.0;
+    p.agreement_kind = "top1";
+    p.elements = 8000;
+    p.examples = 8;
+    db->save_precision_comparison(p);
+  }
+  auto fp16 = report_options("cnn", Mode::kInfer, 8, 2);
+  fp16.dtype = Dtype::kFp16;
+  auto unsupported = report_run(0.1, 8, "images/s");
+  unsupported.status = run::RunStatus::kUnsupported;
+  unsupported.message = "unsupported in fp16: \"slow_conv2d_cpu\" not implemented for 'Half'";
+  unsupported.samples_s.clear();
+  unsupported.step_time = run::summarize({});
+  db->save_run(fp16, unsupported, env);
   for (const std::string w : {"mlp", "cnn"})
     for (Mode mode : {Mode::kTrain, Mode::kInfer})
       for (int threads : {1, 2})

@@ -1,5 +1,7 @@
 // plumb precision and --dtype through the real binary: the JSON a user scripts against, a
 // precision that cannot run becoming a stored "unsupported" record, and bad dtypes refused.
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
@@ -58,8 +60,31 @@ TEST_F(Cli, RunDtypeListRunsEachAndBadDtypesAreUsageErrors) {
                      "valid: fp32, bf16, fp16, int8");
   expect_usage_error(std::string("run ") + kTinyPrecisionAutoenc + " --set dtype=bf16 --db " + db(),
                      "use --dtype bf16");
-  expect_usage_error(std::string("run ") + kTinyPrecisionAutoenc + " --memory-format nhwc --db " + db(),
-                     "valid: contiguous, channels_last");
+  expect_usage_error(
+      std::string("run ") + kTinyPrecisionAutoenc + " --memory-format nhwc --db " + db(),
+      "valid: contiguous, channels_last");
+}
+
+// A slower side in another precision is what the precision costs, not a regression: compare says
+// so and does not exit 1 (the same slowdown within one precision does).
+TEST_F(Cli, CompareAcrossPrecisionsIsNotARegression) {
+  const std::string run =
+      std::string("run ") + kTinyPrecisionAutoenc + " --mode infer --db " + db();
+  ASSERT_EQ(plumb(run + " --dtype fp32").code, 0);
+  ASSERT_EQ(setenv("PLUMB_INJECT_STEP_DELAY_MS", "5", 1), 0);
+  const auto slowed = plumb(run + " --dtype bf16");
+  unsetenv("PLUMB_INJECT_STEP_DELAY_MS");
+  ASSERT_EQ(slowed.code, 0) << slowed.err;
+  const auto r =
+      plumb("compare --db " + db() + " --where-a dtype=fp32 --where-b dtype=bf16 --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("comparisons").size(), 1u);
+  EXPECT_EQ(j.at("comparisons")[0].at("verdict"), "slower");
+  EXPECT_TRUE(j.at("comparisons")[0].at("precision_differs").get<bool>());
+  EXPECT_NE(j.at("comparisons")[0].at("reason").get<std::string>().find("different precisions"),
+            std::string::npos);
+  EXPECT_FALSE(j.at("summary").at("slowdown_found").get<bool>());
 }
 
 }  // namespace

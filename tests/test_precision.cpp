@@ -42,9 +42,9 @@ struct TinyNetImpl : torch::nn::Module {
     bn = register_module("bn", torch::nn::BatchNorm2d(8));
     fc = register_module("fc", torch::nn::Linear(8, 4));
   }
-  torch::Tensor forward(const torch::Tensor& x) {            // x: [B, 3, 8, 8]
-    auto h = torch::relu(bn->forward(conv->forward(x)));     // [B, 8, 8, 8]
-    return fc->forward(h.mean({2, 3}));                      // [B, 4]
+  torch::Tensor forward(const torch::Tensor& x) {         // x: [B, 3, 8, 8]
+    auto h = torch::relu(bn->forward(conv->forward(x)));  // [B, 8, 8, 8]
+    return fc->forward(h.mean({2, 3}));                   // [B, 4]
   }
   torch::nn::Conv2d conv{nullptr};
   torch::nn::BatchNorm2d bn{nullptr};
@@ -123,8 +123,8 @@ TEST(OutputError, HandComputedMeasures) {
   EXPECT_DOUBLE_EQ(e.agreement, 0.5);
   EXPECT_EQ(e.elements, 4);
   EXPECT_EQ(e.examples, 2);
-  const auto tokens = run::compare_outputs({torch::tensor({1, 2, 3, 4})},
-                                           {torch::tensor({1, 2, 0, 4})});
+  const auto tokens =
+      run::compare_outputs({torch::tensor({1, 2, 3, 4})}, {torch::tensor({1, 2, 0, 4})});
   EXPECT_EQ(tokens.agreement_kind, "token");
   EXPECT_DOUBLE_EQ(tokens.agreement, 0.75);
 }

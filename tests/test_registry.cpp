@@ -81,7 +81,8 @@ TEST(Registry, DefaultRegistryHasTheFirstThreeWorkloads) {
   for (const auto* w : workloads::default_registry().list()) {
     Config c = w->default_config();
     EXPECT_TRUE(c.has("batch")) << w->info.name;
-    EXPECT_TRUE(c.has("dtype")) << w->info.name;
+    // Precision is a run setting (RunOptions::dtype), never a workload key.
+    EXPECT_FALSE(c.has("dtype")) << w->info.name;
     EXPECT_FALSE(w->info.source.empty()) << w->info.name;
     EXPECT_GT(w->info.small_batch, 0) << w->info.name;
   }

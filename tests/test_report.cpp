@@ -99,7 +99,8 @@ TEST_F(Report, EverySectionWithDataAppears) {
   const auto page = fixture_page(dir_);
   std::vector<std::string> ids;
   for (const auto& s : page.sections) ids.push_back(s.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"machine", "throughput", "time", "memory", "sweep-1"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"machine", "throughput", "precision", "time", "memory",
+                                           "sweep-1"}));
   std::vector<std::string> titles;
   for (const auto* c : charts_of(page)) titles.push_back(c->title);
   for (const std::string expected :
@@ -110,7 +111,8 @@ TEST_F(Report, EverySectionWithDataAppears) {
         "Training vs inference, by operator category", "Thread scaling per operator category",
         "Roofline: cnn train (2 threads)", "Memory at the peak, by what the bytes are",
         "Workload similarity (train): dendrogram of operator-category time shares",
-        "Memory vs batch size"})
+        "Memory vs batch size", "Speed of each precision against fp32",
+        "What each precision buys and costs"})
     EXPECT_NE(std::find(titles.begin(), titles.end(), expected), titles.end()) << expected;
   // The sweep: a heat map of each metric with the failed point as an empty cell.
   const auto heat = std::find_if(titles.begin(), titles.end(), [](const std::string& t) {
@@ -132,7 +134,7 @@ TEST_F(Report, ComparisonWithASlowerDatabase) {
   const auto& last = page.sections.back();
   ASSERT_EQ(last.id, "comparison");
   EXPECT_NE(
-      last.intro.find("0 faster, 12 slower, 0 without a significant difference, 2 not comparable"),
+      last.intro.find("0 faster, 14 slower, 0 without a significant difference, 3 not comparable"),
       std::string::npos)
       << last.intro;
   std::vector<std::string> titles;

@@ -709,8 +709,9 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
         raw.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
     raw.exec("ALTER TABLE runs DROP COLUMN precision_json");
     raw.exec("PRAGMA writable_schema = ON");
-    raw.exec("UPDATE sqlite_master SET sql = replace(sql, ', ''unsupported''', '') WHERE type = "
-             "'table'");
+    raw.exec(
+        "UPDATE sqlite_master SET sql = replace(sql, ', ''unsupported''', '') WHERE type = "
+        "'table'");
     raw.exec("PRAGMA writable_schema = OFF");
     raw.exec("PRAGMA user_version = 6");
   }
@@ -749,7 +750,6 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
                 .getInt(),
             1);
 }
-
 
 }  // namespace
 }  // namespace plumb::store

@@ -365,6 +365,12 @@ void refuse_mismatched_explicit_runs(const ComparisonRequest& q, const LoadedSid
 
 }  // namespace
 
+bool Comparison::slowdown_found() const {
+  return std::any_of(rows.begin(), rows.end(), [](const ComparisonRow& r) {
+    return r.throughput.verdict == Verdict::kSlower && !r.precision_differs;
+  });
+}
+
 size_t Comparison::count(Verdict verdict) const {
   return static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [&](const ComparisonRow& r) {
     return r.throughput.verdict == verdict;
@@ -407,6 +413,9 @@ Comparison compare_sources(const ComparisonRequest& q) {
     row.setting =
         setting_text(runs_a.front(), varying_fields(all_selected, row.workload, row.mode));
     row.key_differences = key_differences(runs_a, runs_b);
+    for (const auto& d : row.key_differences)
+      if (d.rfind("dtype:", 0) == 0 || d.rfind("memory_format:", 0) == 0)
+        row.precision_differs = true;
     for (const auto& r : runs_a) {
       row.runs_a.push_back(r.id);
       environments_a.push_back(r.environment);
@@ -433,6 +442,10 @@ Comparison compare_sources(const ComparisonRequest& q) {
     row.throughput = compare_throughput(samples_a, samples_b, q.statistics);
     if (row.throughput.verdict == Verdict::kNotComparable && !failures.empty())
       row.throughput.reason = join(failures, "; ");
+    if (row.precision_differs && row.throughput.verdict != Verdict::kNotComparable)
+      row.throughput.reason +=
+          "; the sides ran in different precisions or memory formats, so this is what the "
+          "change of precision buys or costs, not a regression (the exit status ignores it)";
     const auto* profile_a = matching_profile(profiles_a, runs_a.front(), q.a);
     const auto* profile_b = matching_profile(profiles_b, runs_b.front(), q.b);
     if (profile_a != nullptr && profile_b != nullptr) {

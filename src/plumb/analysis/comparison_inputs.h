@@ -53,6 +53,9 @@ struct ComparisonRow {
   ThroughputComparison throughput;
   int64_t profile_a = 0, profile_b = 0;   // newest matching profiles (0: none)
   std::vector<CategoryDelta> categories;  // empty unless both profiles exist
+  // The sides ran in different precisions or memory formats: a slower side is a precision
+  // trade, not a regression of one configuration, and the exit status does not count it.
+  bool precision_differs = false;
 };
 
 struct Comparison {
@@ -65,8 +68,8 @@ struct Comparison {
   std::vector<std::string> notes;
 
   size_t count(Verdict verdict) const;
-  // What plumb compare's exit status reports: some row is kSlower.
-  bool slowdown_found() const { return count(Verdict::kSlower) > 0; }
+  // What plumb compare's exit status reports: some row of one precision is kSlower.
+  bool slowdown_found() const;
 };
 
 // Reads both sides (read-only) and compares them. Throws UsageError, with one actionable line,

@@ -39,6 +39,7 @@ Json row_json(const ComparisonRow& row) {
   j["mode"] = row.mode;
   j["setting"] = row.setting;
   j["key_differences"] = row.key_differences;
+  j["precision_differs"] = row.precision_differs;
   j["runs_a"] = row.runs_a;
   j["runs_b"] = row.runs_b;
   j["throughput_unit"] = row.throughput_unit;

@@ -3,6 +3,7 @@
 // inputs and weights), per workload; with --by layer, the error each int8 layer adds alone and
 // the selective-quantization plan that stays within --max-error, measured.
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -53,9 +54,8 @@ store::StoredRun time_and_store(const Workload& w, const run::RunOptions& o,
                            mode_name(o.mode), dtype_name(o.dtype), o.config.get_int("batch"),
                            o.threads);
   const auto env = platform::capture_environment(o.threads, o.device);
-  const auto result = run::run_workload(w, o, [](const std::string& line) {
-    std::cerr << "  " << line << '\n';
-  });
+  const auto result =
+      run::run_workload(w, o, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
   for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
   const int64_t id = db.save_run(o, result, env, tag);
   return *db.load_run(id, /*with_samples=*/true);
@@ -80,9 +80,9 @@ nlohmann::ordered_json error_json(const run::OutputError& e) {
 }
 
 std::string agreement_text(const run::OutputError& e) {
-  return e.agreement_kind.empty() ? "-"
-                                  : fmt::format("{} {}", e.agreement_kind,
-                                                format_percent(e.agreement));
+  return e.agreement_kind.empty()
+             ? "-"
+             : fmt::format("{} {}", e.agreement_kind, format_percent(e.agreement));
 }
 
 // The error of int8 with `keep` left in fp32, against the fp32 outputs.
@@ -239,6 +239,39 @@ void add_precision_command(CLI::App& app, int& exit_code) {
           row.run.result.status != run::RunStatus::kUnsupported)
         exit_code = 1;
 
+    // Stored, so the report can draw speed against error and compare can find them.
+    const auto save = [&](const store::StoredRun& run, const analysis::ThroughputComparison& speed,
+                          bool measured, const run::OutputError& e, const std::string& note) {
+      store::PrecisionComparisonRecord rec;
+      rec.run_id = run.id;
+      rec.reference_run_id = fp32.id;
+      rec.speedup = speed.ratio;
+      rec.speedup_low = speed.ci_low;
+      rec.speedup_high = speed.ci_high;
+      rec.error_measured = measured;
+      if (measured) {
+        rec.relative_l2 = e.relative_l2;
+        rec.max_abs = e.max_abs;
+        rec.cosine = e.cosine;
+        rec.agreement = e.agreement;
+        rec.agreement_kind = e.agreement_kind;
+        rec.elements = e.elements;
+        rec.examples = e.examples;
+      } else {
+        rec.relative_l2 = rec.max_abs = rec.cosine = rec.agreement =
+            std::numeric_limits<double>::quiet_NaN();
+      }
+      rec.note = note;
+      db->save_precision_comparison(rec);
+    };
+    for (const auto& row : rows)
+      if (row.run.id != fp32.id && row.run.result.status == run::RunStatus::kOk)
+        save(row.run, row.speed, row.error_measured, row.error, row.error_note);
+    if (plan_run && plan_run->result.status == run::RunStatus::kOk)
+      save(*plan_run, speed_against(fp32, *plan_run), true, plan_error,
+           "selective plan, kept in fp32: " +
+               (keep.empty() ? std::string("none") : join(keep, ", ")));
+
     if (f->measure.json) {
       nlohmann::ordered_json out;
       out["workload"] = w.info.name;
@@ -296,15 +329,14 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     for (const auto& row : rows) {
       const bool ok = row.run.result.status == run::RunStatus::kOk;
       const auto& e = row.error;
-      table.add_row(
-          {row.run.dtype, run::status_name(row.run.result.status),
-           ok ? format_number(row.run.result.throughput, 2) : "-", w.info.throughput_unit,
-           ok ? fmt::format("{:.2f}x", row.speed.ratio) : "-",
-           ok ? fmt::format("{:.2f}..{:.2f}", row.speed.ci_low, row.speed.ci_high) : "-",
-           row.error_measured ? fmt::format("{:.2e}", e.relative_l2) : "-",
-           row.error_measured ? fmt::format("{:.2e}", e.max_abs) : "-",
-           row.error_measured ? fmt::format("{:.6f}", e.cosine) : "-",
-           row.error_measured ? agreement_text(e) : "-", std::to_string(row.run.id)});
+      table.add_row({row.run.dtype, run::status_name(row.run.result.status),
+                     ok ? format_number(row.run.result.throughput, 2) : "-", w.info.throughput_unit,
+                     ok ? fmt::format("{:.2f}x", row.speed.ratio) : "-",
+                     ok ? fmt::format("{:.2f}..{:.2f}", row.speed.ci_low, row.speed.ci_high) : "-",
+                     row.error_measured ? fmt::format("{:.2e}", e.relative_l2) : "-",
+                     row.error_measured ? fmt::format("{:.2e}", e.max_abs) : "-",
+                     row.error_measured ? fmt::format("{:.6f}", e.cosine) : "-",
+                     row.error_measured ? agreement_text(e) : "-", std::to_string(row.run.id)});
     }
     table.print(std::cout);
     for (const auto& row : rows) {
@@ -333,8 +365,8 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     if (f->by == "layer") {
       Table layers({"int8 layer (alone)", "rel L2", "agreement"});
       for (const auto& l : layer_errors)
-        layers.add_row({l.layer, fmt::format("{:.2e}", l.error.relative_l2),
-                        agreement_text(l.error)});
+        layers.add_row(
+            {l.layer, fmt::format("{:.2e}", l.error.relative_l2), agreement_text(l.error)});
       std::cout << '\n';
       layers.print(std::cout);
       std::cout << fmt::format(

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/profile_roofline.h"
-#include "plumb/core/precision.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/measure_options.h"
@@ -20,6 +19,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/step_loop.h"

@@ -58,9 +58,9 @@ std::vector<std::string> summary_row(const store::StoredRun& r) {
           std::to_string(r.id)};
 }
 
-const std::vector<std::string> kSummaryHeader = {"workload",   "mode", "dtype", "batch",     "status",
-                                                 "throughput", "unit", "mean step", "p95 step",
-                                                 "ci +/-",     "n",    "run id"};
+const std::vector<std::string> kSummaryHeader = {"workload", "mode",       "dtype", "batch",
+                                                 "status",   "throughput", "unit",  "mean step",
+                                                 "p95 step", "ci +/-",     "n",     "run id"};
 
 void print_run_human(const store::StoredRun& r, const std::string& db_path) {
   Table table(kSummaryHeader);

@@ -10,10 +10,14 @@ namespace plumb {
 
 const char* dtype_name(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kFp32: return "fp32";
-    case Dtype::kBf16: return "bf16";
-    case Dtype::kFp16: return "fp16";
-    case Dtype::kInt8: return "int8";
+    case Dtype::kFp32:
+      return "fp32";
+    case Dtype::kBf16:
+      return "bf16";
+    case Dtype::kFp16:
+      return "fp16";
+    case Dtype::kInt8:
+      return "int8";
   }
   return "fp32";
 }
@@ -23,17 +27,19 @@ const char* memory_format_name(MemoryFormat format) {
 }
 
 const std::vector<Dtype>& all_dtypes() {
-  static const std::vector<Dtype> dtypes = {Dtype::kFp32, Dtype::kBf16, Dtype::kFp16,
-                                            Dtype::kInt8};
+  static const std::vector<Dtype> dtypes = {Dtype::kFp32, Dtype::kBf16, Dtype::kFp16, Dtype::kInt8};
   return dtypes;
 }
 
 int element_bytes(Dtype dtype) {
   switch (dtype) {
-    case Dtype::kFp32: return 4;
+    case Dtype::kFp32:
+      return 4;
     case Dtype::kBf16:
-    case Dtype::kFp16: return 2;
-    case Dtype::kInt8: return 1;
+    case Dtype::kFp16:
+      return 2;
+    case Dtype::kInt8:
+      return 1;
   }
   return 4;
 }

@@ -11,7 +11,7 @@ namespace plumb {
 enum class Dtype { kFp32, kBf16, kFp16, kInt8 };
 enum class MemoryFormat { kContiguous, kChannelsLast };
 
-const char* dtype_name(Dtype dtype);                   // "fp32", "bf16", "fp16", "int8"
+const char* dtype_name(Dtype dtype);                  // "fp32", "bf16", "fp16", "int8"
 const char* memory_format_name(MemoryFormat format);  // "contiguous", "channels_last"
 
 // Every dtype plumb knows, in the order lists and tables use.

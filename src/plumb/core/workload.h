@@ -91,5 +91,4 @@ int64_t count_trainable_parameters(torch::nn::Module& module);
 // their figures describe the same sizes the suite's do.
 Config suite_config(const Workload& workload);
 
-
 }  // namespace plumb

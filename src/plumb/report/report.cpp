@@ -53,6 +53,7 @@ ReportData load_report_data(const store::ResultsStore& store) {
   for (auto& m : store.load_memory_profiles())
     if (m.group.rfind(store::kSweepGroupPrefix, 0) != 0) d.memory.push_back(std::move(m));
   d.probes = store.load_probes();
+  d.precision = store.load_precision_comparisons();
   for (const char* mode : {"train", "infer"}) {
     std::map<int, int> profiles_at;  // threads -> profiles of this mode
     for (const auto& p : d.profiles)
@@ -86,8 +87,8 @@ Page build_report(const ReportRequest& request) {
       fmt::format("{} · {} runs, {} profiles, {} memory passes, {} sweeps · written {}", request.db,
                   data.runs.size(), data.profiles.size(), data.memory.size(), data.sweeps.size(),
                   request.generated_at.empty() ? utc_now() : request.generated_at);
-  for (auto section :
-       {machine_section(data), throughput_section(data), time_section(data), memory_section(data)})
+  for (auto section : {machine_section(data), throughput_section(data), precision_section(data),
+                       time_section(data), memory_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));

@@ -25,6 +25,7 @@ struct ReportData {
   std::vector<store::StoredSweep> sweeps;
   std::map<int64_t, std::vector<store::SweepPointRecord>> sweep_points;  // by sweep id
   std::vector<store::StoredProbe> probes;
+  std::vector<store::PrecisionComparisonRecord> precision;  // plumb precision's findings
   // Per mode: each workload's operator-category time shares (analysis/similarity_inputs.h) at
   // the thread count most of that mode's profiles used; absent with fewer than two workloads.
   std::map<std::string, analysis::FeatureVectors> similarity;
@@ -50,6 +51,7 @@ std::optional<Section> machine_section(const ReportData& data);
 std::optional<Section> throughput_section(const ReportData& data);
 std::optional<Section> time_section(const ReportData& data);
 std::optional<Section> memory_section(const ReportData& data);
+std::optional<Section> precision_section(const ReportData& data);
 // The similarity dendrogram per mode (part of the time section), for three or more workloads.
 std::vector<Block> similarity_blocks(const ReportData& data);
 std::vector<Section> sweep_sections(const ReportData& data, const ReportData* other);

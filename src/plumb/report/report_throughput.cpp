@@ -15,7 +15,9 @@ namespace {
 using vl::json;
 
 std::string run_label(const store::StoredRun& r) {
-  return fmt::format("{} b{} t{}{}", r.workload, r.batch, r.threads,
+  std::string precision = r.dtype == "fp32" ? "" : " " + r.dtype;
+  if (r.memory_format != "contiguous") precision += " " + r.memory_format;
+  return fmt::format("{} b{} t{}{}{}", r.workload, r.batch, r.threads, precision,
                      r.tag.empty() ? "" : " [" + r.tag + "]");
 }
 
@@ -90,9 +92,22 @@ std::optional<Chart> latency_chart(const std::vector<store::StoredRun>& runs) {
 Table runs_table(const std::vector<store::StoredRun>& runs) {
   Table t;
   t.title = "Runs";
-  t.columns = {"id",    "workload", "mode",       "batch",  "threads",
-               "tag",   "status",   "throughput", "unit",   "median step (ms)",
-               "CI ±%", "CV %",     "n",          "steady", "reproduce"};
+  t.columns = {"id",
+               "workload",
+               "mode",
+               "dtype",
+               "batch",
+               "threads",
+               "tag",
+               "status",
+               "throughput",
+               "unit",
+               "median step (ms)",
+               "CI ±%",
+               "CV %",
+               "n",
+               "steady",
+               "reproduce"};
   for (const auto& r : runs) {
     const auto& st = r.result.step_time;
     const bool ok = r.result.status == run::RunStatus::kOk;
@@ -100,6 +115,7 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
         {number_cell(r.id, std::to_string(r.id)),
          {r.workload},
          {r.mode},
+         {r.dtype + (r.memory_format == "contiguous" ? "" : " " + r.memory_format)},
          number_cell(r.batch, std::to_string(r.batch)),
          number_cell(r.threads, std::to_string(r.threads)),
          {r.tag},
@@ -115,7 +131,7 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
          {r.result.command}});
   }
   t.note =
-      "Newest run per workload, mode, batch, threads and tag. CI: 95% confidence "
+      "Newest run per workload, mode, precision, batch, threads and tag. CI: 95% confidence "
       "half-width of the mean step time over the mean. Click a column to sort.";
   return t;
 }
@@ -125,7 +141,7 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
 std::optional<Section> throughput_section(const ReportData& d) {
   if (d.runs.empty()) return std::nullopt;
   const auto runs = newest_per_key(d.runs, [](const store::StoredRun& r) {
-    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, r.tag);
+    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, r.dtype, r.memory_format, r.tag);
   });
   Section s{"throughput",
             "Throughput and latency",

@@ -18,8 +18,8 @@
 namespace plumb::run {
 
 struct Int8Quantizer::Layer {
-  std::string path;    // module path, "layer1.0.conv1"
-  std::string kind;    // "conv2d" | "linear"
+  std::string path;      // module path, "layer1.0.conv1"
+  std::string kind;      // "conv2d" | "linear"
   torch::Tensor weight;  // the fp32 parameter ([O, I, kh, kw] or [O, I])
   bool keep_fp32 = false;
   bool seen = false;
@@ -72,8 +72,8 @@ std::pair<double, int64_t> activation_qparams(float lo, float hi) {
 // without FBGEMM, as in Debian's LibTorch, those convert one element at a time and took
 // twice as long as the int8 convolutions of ResNet-50 (measured with torch.profiler).
 torch::Tensor quantize_activation(const torch::Tensor& x, double scale, int64_t zero) {
-  auto codes = at::clamp(at::round(x * (1.0 / scale)) + static_cast<double>(zero), 0, 255)
-                   .to(at::kByte);
+  auto codes =
+      at::clamp(at::round(x * (1.0 / scale)) + static_cast<double>(zero), 0, 255).to(at::kByte);
   return at::_make_per_tensor_quantized_tensor(codes, scale, zero);
 }
 
@@ -96,8 +96,8 @@ Int8Quantizer::Layer* find_layer(const torch::Tensor& weight, bool transposed) {
   if (layer.keep_fp32 || weight.dim() != w.dim() || weight.scalar_type() != at::kFloat)
     return nullptr;
   // The very parameter (conv), or its transpose as F::linear passes it (weight.t()).
-  if (!transposed) return weight.sizes() == w.sizes() && weight.strides() == w.strides() ? &layer
-                                                                                          : nullptr;
+  if (!transposed)
+    return weight.sizes() == w.sizes() && weight.strides() == w.strides() ? &layer : nullptr;
   return weight.dim() == 2 && weight.size(0) == w.size(1) && weight.size(1) == w.size(0) &&
                  weight.stride(0) == w.stride(1) && weight.stride(1) == w.stride(0)
              ? &layer
@@ -332,16 +332,16 @@ void Int8Quantizer::quantize() {
     std::tie(layer.in_scale, layer.in_zero) = activation_qparams(layer.in_lo, layer.in_hi);
     std::tie(layer.out_scale, layer.out_zero) = activation_qparams(layer.out_lo, layer.out_hi);
     const c10::IValue bias = layer.bias.defined() ? c10::IValue(layer.bias) : c10::IValue();
-    layer.packed =
-        layer.kind == "conv2d"
-            ? call_boxed(conv_prepack, {qw, bias, c10::IValue(layer.stride),
-                                        c10::IValue(layer.padding), c10::IValue(layer.dilation),
-                                        layer.groups})
-            : call_boxed(linear_prepack, {qw, c10::IValue()});
+    layer.packed = layer.kind == "conv2d"
+                       ? call_boxed(conv_prepack, {qw, bias, c10::IValue(layer.stride),
+                                                   c10::IValue(layer.padding),
+                                                   c10::IValue(layer.dilation), layer.groups})
+                       : call_boxed(linear_prepack, {qw, c10::IValue()});
     const int64_t in_channels = layer.weight.size(1) * layer.groups;
     if (layer.kind == "conv2d" && layer.groups > 1 && layer.groups != in_channels) {
-      layer.refused = "grouped convolution: oneDNN's int8 kernel in LibTorch 1.13 corrupts memory "
-                      "on some grouped shapes";
+      layer.refused =
+          "grouped convolution: oneDNN's int8 kernel in LibTorch 1.13 corrupts memory "
+          "on some grouped shapes";
       continue;
     }
     if (layer.kind == "conv2d" && !probe_conv(layer)) {
@@ -386,9 +386,8 @@ QuantizationSummary Int8Quantizer::summary() const {
     if (colon != std::string::npos) type = type.substr(colon + 2);
     if (type.size() > 4 && type.compare(type.size() - 4, 4, "Impl") == 0)
       type.resize(type.size() - 4);
-    const auto layer = std::find_if(layers_.begin(), layers_.end(), [&](const auto& kv) {
-      return kv.second->path == item.key();
-    });
+    const auto layer = std::find_if(layers_.begin(), layers_.end(),
+                                    [&](const auto& kv) { return kv.second->path == item.key(); });
     std::string why;
     if (layer != layers_.end() && layer->second->keep_fp32)
       why = ": kept in fp32 by the plan";
@@ -435,8 +434,8 @@ std::vector<std::string> QuantizationSummary::lines() const {
     const size_t shown = std::min<size_t>(left_fp32.size(), 12);
     for (size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + left_fp32[i];
     if (shown < left_fp32.size()) list += fmt::format(", ... ({} more)", left_fp32.size() - shown);
-    out.push_back(fmt::format("left in fp32 ({} modules with parameters): {}", left_fp32.size(),
-                              list));
+    out.push_back(
+        fmt::format("left in fp32 ({} modules with parameters): {}", left_fp32.size(), list));
   }
   return out;
 }

@@ -46,8 +46,7 @@ OutputError compare_outputs(const std::vector<torch::Tensor>& reference,
   return e;
 }
 
-OutputCapture capture_outputs(const Workload& workload, const RunOptions& options,
-                              size_t batches) {
+OutputCapture capture_outputs(const Workload& workload, const RunOptions& options, size_t batches) {
   PLUMB_ASSERT(options.mode == Mode::kInfer, "outputs are compared in inference");
   OutputCapture out;
   RunResult r;

@@ -59,7 +59,7 @@ struct RunResult {
   double last_loss = 0;           // train: last loss; infer: output summary
   double cpu_utilization = 0;     // process CPU time / (wall time x threads), measurement only
   std::vector<std::string> warnings;
-  std::vector<std::string> precision_notes;  // what ran in which precision (precision_session.h)
+  std::vector<std::string> precision_notes;   // what ran in which precision (precision_session.h)
   std::vector<std::string> quantized_layers;  // int8: module paths run in int8 (not stored)
 };
 

@@ -37,8 +37,7 @@ class StepLoop {
  public:
   // `prepare` puts each synthetic batch in the run's precision and memory format.
   StepLoop(Model& model, Mode mode, const torch::Device& device,
-           size_t batch_pool = kDefaultBatchPool,
-           const std::function<Batch(Batch)>& prepare = {});
+           size_t batch_pool = kDefaultBatchPool, const std::function<Batch(Batch)>& prepare = {});
 
   // One timed step, seconds (a CUDA device is synchronised before the clock stops).
   // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.

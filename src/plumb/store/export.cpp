@@ -215,6 +215,28 @@ void export_json(const ResultsStore& store, std::ostream& out) {
   doc["memory_profiles"] = nlohmann::ordered_json::array();
   for (const StoredMemoryProfile& m : store.load_memory_profiles())
     doc["memory_profiles"].push_back(memory_profile_json(m));
+  doc["precision_comparisons"] = nlohmann::ordered_json::array();
+  for (const auto& p : store.load_precision_comparisons())
+    doc["precision_comparisons"].push_back({{"run_id", p.run_id},
+                                            {"reference_run_id", p.reference_run_id},
+                                            {"workload", p.workload},
+                                            {"mode", p.mode},
+                                            {"dtype", p.dtype},
+                                            {"memory_format", p.memory_format},
+                                            {"batch", p.batch},
+                                            {"threads", p.threads},
+                                            {"tag", p.tag},
+                                            {"speedup_vs_fp32",
+                                             {{"ratio", json_number(p.speedup)},
+                                              {"ci_low", json_number(p.speedup_low)},
+                                              {"ci_high", json_number(p.speedup_high)}}},
+                                            {"error_measured", p.error_measured},
+                                            {"relative_l2", json_number(p.relative_l2)},
+                                            {"max_abs", json_number(p.max_abs)},
+                                            {"cosine", json_number(p.cosine)},
+                                            {"agreement", json_number(p.agreement)},
+                                            {"agreement_kind", p.agreement_kind},
+                                            {"note", p.note}});
   out << doc.dump(2) << '\n';
 }
 

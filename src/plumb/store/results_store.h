@@ -30,8 +30,9 @@ namespace plumb::store {
 // v1: runs, samples, environments. v2 adds profiles and op_stats; v3 adds probes; v4 adds
 // memory_profiles; v5 adds sweeps and sweep_points; v6 makes sure sweep_points has profile_id
 // (plumb added it at 537b71d without a new version, so a v5 file may lack it); v7 adds each
-// record's dtype and memory format, the run's precision notes, and status 'unsupported'. Older files are
-// upgraded in place, in one transaction, the first time a writing plumb opens them.
+// record's dtype and memory format, the run's precision notes, status 'unsupported', and the
+// precision_comparisons table. Older files are upgraded in place, in one transaction, the first
+// time a writing plumb opens them.
 inline constexpr int kSchemaVersion = 7;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
@@ -118,6 +119,24 @@ struct StoredProbe {
   platform::Environment environment;
 };
 
+// What `plumb precision` found for one precision against fp32 (schema v7): the speed ratio of
+// two stored runs and the output error on the same inputs and weights. The run fields are read
+// from the run it describes.
+struct PrecisionComparisonRecord {
+  int64_t id = 0;
+  int64_t run_id = 0;                                     // the precision's timed run
+  int64_t reference_run_id = 0;                           // the fp32 run it is measured against
+  std::string workload, mode, dtype, memory_format, tag;  // of run_id (read back only)
+  int64_t batch = 0;
+  int threads = 0;
+  double speedup = 0, speedup_low = 0, speedup_high = 0;  // throughput / fp32's, 95% interval
+  bool error_measured = false;  // false: the workload exposes no output, or training
+  double relative_l2 = 0, max_abs = 0, cosine = 0, agreement = 0;  // NaN: undefined
+  std::string agreement_kind;                                      // "top1", "token" or ""
+  int64_t elements = 0, examples = 0;
+  std::string note;  // "selective plan: layer1.0.conv1 kept in fp32", or why no error
+};
+
 class ResultsStore {
  public:
   // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
@@ -176,6 +195,11 @@ class ResultsStore {
   // file without probes (or a v1/v2 file read unupgraded).
   std::optional<StoredProbe> latest_probe(const std::string& machine, bool thorough_only) const;
   std::vector<StoredProbe> load_probes() const;
+
+  // Stores one precision-vs-fp32 finding; both runs must be stored already. Returns its id.
+  int64_t save_precision_comparison(const PrecisionComparisonRecord& record);
+  // In id order; empty for a file older than v7 read unupgraded.
+  std::vector<PrecisionComparisonRecord> load_precision_comparisons() const;
 
   const std::string& path() const { return path_; }
 

@@ -1,6 +1,7 @@
-// The results store's schema (v1 tables, then each version's additions), and the checks open() runs before touching a file: that
-// its directory and file can be written, and that it is a plumb database rather than a blank
-// file, a foreign database or one written by a newer plumb (see schema.h).
+// The results store's schema (v1 tables, then each version's additions), and the checks open() runs
+// before touching a file: that its directory and file can be written, and that it is a plumb
+// database rather than a blank file, a foreign database or one written by a newer plumb (see
+// schema.h).
 #include "plumb/store/schema.h"
 
 #include <unistd.h>
@@ -244,6 +245,28 @@ CREATE TABLE sweep_points (
   shard        TEXT NOT NULL,
   finished_at  TEXT NOT NULL,
   UNIQUE (sweep_id, point_key)
+);
+)sql";
+
+// Version 7: what `plumb precision` found per precision against its fp32 reference run. NULL
+// is undefined (no error measured, an agreement that does not apply).
+constexpr const char* kPrecisionSql = R"sql(
+CREATE TABLE IF NOT EXISTS precision_comparisons (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id           INTEGER NOT NULL REFERENCES runs(id),
+  reference_run_id INTEGER NOT NULL REFERENCES runs(id),
+  speedup          REAL,
+  speedup_low      REAL,
+  speedup_high     REAL,
+  error_measured   INTEGER NOT NULL,
+  relative_l2      REAL,
+  max_abs          REAL,
+  cosine           REAL,
+  agreement        REAL,
+  agreement_kind   TEXT NOT NULL,
+  elements         INTEGER NOT NULL,
+  examples         INTEGER NOT NULL,
+  note             TEXT NOT NULL
 );
 )sql";
 
@@ -500,6 +523,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kMemorySql));
   db.exec(with_statuses(kSweepsSql));
   add_precision_columns(db);
+  db.exec(kPrecisionSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -514,6 +538,7 @@ void migrate_schema(SQLite::Database& db, int from) {
     db.exec("ALTER TABLE sweep_points ADD COLUMN profile_id INTEGER REFERENCES profiles(id)");
   if (from < 7) {
     add_precision_columns(db);
+    db.exec(kPrecisionSql);
     // Tables created before v7 by an older plumb carry the older status list.
     for (const char* table : {"runs", "profiles", "memory_profiles", "sweep_points"})
       widen_status_check(db, table);
