@@ -8,6 +8,8 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/precision.h"
+#include "plumb/profile/op_profile.h"
+#include "plumb/profile/profiler.h"
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/runner.h"
@@ -255,6 +257,36 @@ TEST(Precision, Bf16OutputsOfAClassifierAreCloseToFp32) {
   EXPECT_GT(e.relative_l2, 0);  // bf16 really ran
   EXPECT_LT(e.relative_l2, 0.05);
   EXPECT_EQ(e.agreement_kind, "top1");
+}
+
+// A profile of an int8 run costs the int8 kernels themselves: the same MACs as fp32's
+// convolutions and linear layers, read at one byte per weight and activation element (so the
+// roofline places them on the int8 roof), nothing uncosted, nothing counted twice.
+TEST(Precision, Int8ProfileCostsTheQuantizedKernels) {
+  const Workload& w = workloads::default_registry().get("resnet50");
+  const auto macs_of = [&](Dtype dtype, double* quantized_macs, double* uncosted_s) {
+    auto o = tiny_options(w, Mode::kInfer, dtype);
+    const auto result = profile::profile_workload(w, o, 1);
+    EXPECT_EQ(result.status, run::RunStatus::kOk) << result.message;
+    double macs = 0;
+    for (const auto& op : result.profile.ops) {
+      if (op.kind == profile::kCosted) macs += op.macs;
+      if (op.kind == profile::kUncosted) *uncosted_s += op.self_s;
+      if (op.name.rfind("quantized::", 0) == 0) {
+        EXPECT_EQ(op.kind, profile::kCosted) << op.name;
+        EXPECT_NE(op.signature.find("QUInt8"), std::string::npos) << op.signature;
+        *quantized_macs += op.macs;
+      }
+    }
+    return macs;
+  };
+  double quantized = 0, uncosted = 0, unused = 0, unused_s = 0;
+  const double fp32 = macs_of(Dtype::kFp32, &unused, &unused_s);
+  const double int8 = macs_of(Dtype::kInt8, &quantized, &uncosted);
+  EXPECT_GT(fp32, 0);
+  EXPECT_DOUBLE_EQ(int8, fp32);
+  EXPECT_DOUBLE_EQ(quantized, fp32);  // every GEMM-like MAC ran in an int8 kernel
+  EXPECT_EQ(uncosted, 0.0);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 //   copy_ clone _to_copy cat stack repeat flip roll constant_pad_nd tril triu
 //                   0 FLOPs; read the source once, write the result (dtype conversion in a
 //                   copy is not counted as arithmetic)
+//   int_repr _make_per_tensor_quantized_tensor   the same: a quantized tensor's codes copied
+//                   to or from a plain uint8 tensor
 //   fill_ zero_ zeros ones full *_like new_* arange linspace scalar_tensor
 //                   0 FLOPs; write the result
 //   random (normal_, uniform_, bernoulli_, randn, rand, randint, randperm, randn_like,
@@ -199,22 +201,26 @@ void add_data_rules(CostTable& t) {
             "_neg_view", "lift", "lift_fresh", "contiguous", "to", "type_as", "requires_grad_"},
            free_op);
   // Allocations without initialisation, and storage resizes.
-  add_rule(
-      t,
-      {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "resize_",
-       "resize_as_", "set_", "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_"},
-      free_op);
-  // Metadata queries that some kernels dispatch (the sparse ones call _nnz, sparse_dim ...).
   add_rule(t,
-           {"_nnz", "dense_dim", "sparse_dim", "_dimI", "_dimV", "is_coalesced", "result_type",
-            "size", "stride", "numel", "dim", "is_same_size", "is_floating_point", "is_complex",
-            "is_conj", "is_neg", "_is_zerotensor", "is_set_to"},
+           {"empty", "_empty_affine_quantized", "_empty_per_channel_affine_quantized", "empty_like",
+            "empty_strided", "new_empty", "new_empty_strided", "resize_", "resize_as_", "set_",
+            "resize_as_sparse_", "sparse_resize_", "sparse_resize_and_clear_"},
+           free_op);
+  // Metadata queries that some kernels dispatch (the sparse ones call _nnz, sparse_dim ...).
+  add_rule(t, {"_nnz",         "dense_dim",   "sparse_dim",   "q_scale",
+               "q_zero_point", "qscheme",     "_dimI",        "_dimV",
+               "is_coalesced", "result_type", "size",         "stride",
+               "numel",        "dim",         "is_same_size", "is_floating_point",
+               "is_complex",   "is_conj",     "is_neg",       "_is_zerotensor",
+               "is_set_to"},
            free_op);
   // aten::detach records an inner "detach" range (no namespace) for its autograd-view
   // bookkeeping: no data is touched.
   t["detach"] = free_op;
   add_rule(t, {"copy_"}, copy_);
-  add_rule(t, {"clone", "flip", "roll", "tril", "triu", "tril_", "triu_"},
+  add_rule(t,
+           {"clone", "flip", "roll", "tril", "triu", "tril_", "triu_", "int_repr",
+            "_make_per_tensor_quantized_tensor"},
            [](const OpCall& c) { return copy_of_self(c, c10::ScalarType::Undefined); });
   add_rule(t, {"_to_copy"}, [](const OpCall& c) {
     const TensorMeta* self = c.input_tensor(0);

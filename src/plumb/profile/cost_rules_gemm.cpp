@@ -315,6 +315,11 @@ void add_gemm_rules(CostTable& t) {
   auto fwd = [](ConvSchema s) { return [s](const OpCall& c) { return conv_forward(c, s); }; };
   add_rule(t, {"convolution", "_convolution"}, fwd(convolution));
   add_rule(t, {"conv1d", "conv2d", "conv3d", "_convolution_mode"}, fwd(conv_nd));
+  // int8 kernels: op_call.cpp describes the prepacked weight as conv2d's and linear's own
+  // arguments (weight, bias, stride, padding, dilation, groups), so the same rules apply, at the
+  // int8 element size of the quantized tensors.
+  t["quantized::conv2d"] = fwd(conv_nd);
+  t["quantized::conv2d_relu"] = fwd(conv_nd);
   add_rule(t, {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}, fwd(conv_transpose_nd));
   add_rule(t, {"mkldnn_convolution"}, fwd(mkldnn));
   add_rule(t, {"_slow_conv2d_forward", "thnn_conv2d", "slow_conv3d", "slow_conv3d_forward"},
@@ -339,6 +344,8 @@ void add_gemm_rules(CostTable& t) {
            [](const OpCall& c) { return add_gemm(c, false); });
   add_rule(t, {"addbmm", "addbmm_"}, [](const OpCall& c) { return add_gemm(c, true); });
   add_rule(t, {"linear"}, linear);
+  t["quantized::linear"] = linear;
+  t["quantized::linear_relu"] = linear;
 
   add_rule(t, {"lstm_cell"}, [](const OpCall& c) { return rnn_cell(c, 4, 13); });
   add_rule(t, {"gru_cell"}, [](const OpCall& c) { return rnn_cell(c, 3, 10); });

@@ -2,6 +2,7 @@
 #include "plumb/profile/op_call.h"
 
 #include <ATen/SparseTensorUtils.h>
+#include <ATen/native/quantized/PackedParams.h>
 #include <fmt/format.h>
 
 #include <cstring>
@@ -97,12 +98,64 @@ ArgMeta describe_value(const c10::IValue& v) {
   return a;
 }
 
+namespace {
+
+ArgMeta tensor_arg(const at::Tensor& t) {
+  ArgMeta a;
+  if (!t.defined()) return a;
+  a.kind = ArgMeta::Kind::kTensor;
+  a.tensors.push_back(describe_tensor(t));
+  return a;
+}
+
+ArgMeta ints_arg(const std::vector<int64_t>& ints, ArgMeta::Kind kind) {
+  ArgMeta a;
+  a.kind = kind;
+  a.ints = ints;
+  return a;
+}
+
+// A quantized operator's prepacked weight (quantized::conv2d, quantized::linear) is an opaque
+// object; it is described as the arguments it packs, in the order of the float operator's
+// schema (weight, bias, then conv2d's stride, padding, dilation, groups), so the same cost
+// rules read it. Returns false for any other value.
+bool append_packed_weight(const c10::IValue& v, std::vector<ArgMeta>& out) {
+  if (!v.isObject()) return false;
+  const std::string type = v.type()->str();
+  const auto ends_with = [&](const char* suffix) {
+    const std::string s(suffix);
+    return type.size() >= s.size() && type.compare(type.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with("Conv2dPackedParamsBase")) {
+    const auto packed = v.toCustomClass<ConvPackedParamsBase<2>>();
+    const auto [weight, bias] = packed->unpack();
+    out.push_back(tensor_arg(weight));
+    out.push_back(tensor_arg(bias.has_value() ? *bias : at::Tensor()));
+    out.push_back(ints_arg(packed->stride().vec(), ArgMeta::Kind::kIntList));
+    out.push_back(ints_arg(packed->padding().vec(), ArgMeta::Kind::kIntList));
+    out.push_back(ints_arg(packed->dilation().vec(), ArgMeta::Kind::kIntList));
+    out.push_back(ints_arg({packed->groups()}, ArgMeta::Kind::kInt));
+    return true;
+  }
+  if (ends_with("LinearPackedParamsBase")) {
+    const auto packed = v.toCustomClass<LinearPackedParamsBase>();
+    const auto [weight, bias] = packed->unpack();
+    out.push_back(tensor_arg(weight));
+    out.push_back(tensor_arg(bias.has_value() ? *bias : at::Tensor()));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 OpCall describe_call(const char* name, c10::ArrayRef<const c10::IValue> inputs,
                      const std::vector<c10::IValue>& outputs) {
   OpCall call;
   call.name = name;
   call.inputs.reserve(inputs.size());
-  for (const auto& v : inputs) call.inputs.push_back(describe_value(v));
+  for (const auto& v : inputs)
+    if (!append_packed_weight(v, call.inputs)) call.inputs.push_back(describe_value(v));
   for (const auto& v : outputs) {
     ArgMeta m = describe_value(v);
     for (auto& t : m.tensors) call.outputs.push_back(std::move(t));
@@ -165,6 +218,10 @@ uint64_t hash_value(const c10::IValue& v, uint64_t h) {
   }
   if (v.isBool()) return hash_mix(h, v.toBool() ? kTagBool * 2 : kTagBool);
   if (v.isNone()) return hash_mix(h, kTagNone);
+  // Objects (a quantized layer's prepacked weight): by identity, so layers whose activations
+  // have the same shape but whose weights differ are not grouped as one signature.
+  if (v.isObject())
+    return hash_mix(hash_mix(h, kTagOther), reinterpret_cast<uintptr_t>(v.internalToPointer()));
   return hash_mix(h, kTagOther);
 }
 
