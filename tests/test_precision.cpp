@@ -112,6 +112,24 @@ TEST(Int8Quantizer, KeptLayersStayFp32AndNothingToQuantizeIsSaid) {
   EXPECT_TRUE(torch::equal(net->forward(x), reference));
 }
 
+// A randomly initialised deep network's activations can shrink to 1e-12 (mobilenet_v1's do):
+// the activation scale must follow them, not stop at a fixed floor that zeroes the layer.
+TEST(Int8Quantizer, TinyActivationsKeepTheirResolution) {
+  torch::manual_seed(0);
+  torch::nn::Sequential net(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1).bias(false)));
+  net->eval();
+  c10::InferenceMode no_grad;
+  const auto x = torch::randn({2, 3, 8, 8}) * 1e-12;
+  const auto reference = net->forward(x).clone();
+  run::Int8Quantizer q(*net);
+  q.calibrate([&] { net->forward(x); });
+  q.quantize();
+  const auto e = run::compare_outputs({reference}, {net->forward(x).clone()});
+  EXPECT_LT(e.relative_l2, 0.05);
+  EXPECT_GT(e.relative_l2, 0);
+}
+
 TEST(OutputError, HandComputedMeasures) {
   // Logits of two examples: the second example's class flips.
   auto ref = torch::tensor({{2.0f, 0.0f}, {0.0f, 2.0f}});

@@ -63,7 +63,11 @@ c10::IValue call_boxed(const c10::OperatorHandle& op, torch::jit::Stack stack) {
 // Affine quint8 parameters covering [lo, hi] (and 0, so zero padding stays exact).
 std::pair<double, int64_t> activation_qparams(float lo, float hi) {
   const double low = std::min(0.0f, lo), high = std::max(0.0f, hi);
-  const double scale = std::max((high - low) / 255.0, 1e-8);
+  // Floored only at the smallest normal float: a fixed floor such as PyTorch observers' 1.2e-7
+  // zeroes whole layers of a randomly initialised network whose activations have shrunk to
+  // 1e-12 (mobilenet_v1's output did: relative error 1.0 until this floor).
+  const double scale =
+      std::max((high - low) / 255.0, static_cast<double>(std::numeric_limits<float>::min()));
   const int64_t zero = std::clamp<int64_t>(std::llround(-low / scale), 0, 255);
   return {scale, zero};
 }
@@ -329,7 +333,8 @@ void Int8Quantizer::quantize() {
     // Symmetric per-output-channel weights: zero points 0, as oneDNN requires.
     auto w = layer.weight;
     auto per_channel = w.abs().reshape({w.size(0), -1}).amax(1);  // [O]
-    auto scales = (per_channel / 127.0).clamp_min(1e-8).to(at::kDouble);
+    auto scales =
+        (per_channel / 127.0).clamp_min(std::numeric_limits<float>::min()).to(at::kDouble);
     auto zeros = torch::zeros({w.size(0)}, torch::kLong);
     auto qw = at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
     std::tie(layer.in_scale, layer.in_zero) = activation_qparams(layer.in_lo, layer.in_hi);
