@@ -65,6 +65,17 @@ TEST_F(Cli, RunDtypeListRunsEachAndBadDtypesAreUsageErrors) {
       "valid: contiguous, channels_last");
 }
 
+TEST_F(Cli, MemoryRecordsItsPrecision) {
+  const auto r = plumb(
+      "memory autoenc --mode infer --batch 8 --set hidden=16 --set latent=4 "
+      "--dtype bf16 --json --db " +
+      db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("batches")[0].at("dtype"), "bf16");
+  expect_usage_error("memory autoenc --dtype int4 --db " + db(), "valid: fp32, bf16, fp16, int8");
+}
+
 // A slower side in another precision is what the precision costs, not a regression: compare says
 // so and does not exit 1 (the same slowdown within one precision does).
 TEST_F(Cli, CompareAcrossPrecisionsIsNotARegression) {

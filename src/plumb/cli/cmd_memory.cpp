@@ -23,6 +23,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_json.h"
 #include "plumb/profile/memory_profiler.h"
@@ -44,6 +45,8 @@ struct MemoryFlags {
   size_t top = 10;
   bool rss_check = false;
   run::RunOptions run;
+  std::string dtype = "fp32";
+  std::string memory_format = "contiguous";
   std::string db = "plumb.db";
   std::string tag;
   bool json = false;
@@ -64,6 +67,8 @@ class MemorySession {
     o.mode = parse_mode(flags_.mode);
     o.config = config_;
     o.config.set_int("batch", batch);
+    o.dtype = parse_dtype(flags_.dtype);
+    o.memory_format = parse_memory_format(flags_.memory_format);
     profile::MemoryOptions m;
     m.warmup_steps = flags_.warmup_steps;
     m.limit_bytes = limit_bytes;
@@ -325,6 +330,11 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", flags->run.seed, "Seed for weights and synthetic data")
       ->capture_default_str();
+  cmd->add_option("--dtype", flags->dtype,
+                  "Precision: fp32, bf16, fp16 or int8 (docs/precision.md)")
+      ->capture_default_str();
+  cmd->add_option("--memory-format", flags->memory_format, "contiguous or channels_last")
+      ->capture_default_str();
   cmd->add_option("--db", flags->db, "Results database (SQLite)")->capture_default_str();
   cmd->add_option("--tag", flags->tag, "Label stored with the results");
   cmd->add_flag("--json", flags->json, "Print one JSON document on stdout");
@@ -346,6 +356,8 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       throw UsageError(
           fmt::format("--warmup-steps must be at least 1, got {}", flags->warmup_steps));
     run::RunOptions check = flags->run;
+    check.dtype = parse_dtype(flags->dtype);  // bad values fail before anything is measured
+    check.memory_format = parse_memory_format(flags->memory_format);
     check.workload = w.info.name;
     check.mode = mode;
     check.config = config;
