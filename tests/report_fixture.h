@@ -237,13 +237,13 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
     p.speedup_low = 0.97 * p.speedup;
     p.speedup_high = 1.03 * p.speedup;
     p.error_measured = true;
-    p.relative_l2 = error;
-    p.max_abs = 10 * error;
-    p.cosine = 1 - error * error / 2;
-    p.agreement = 1.0;
-    p.agreement_kind = "top1";
-    p.elements = 8000;
-    p.examples = 8;
+    p.error.relative_l2 = error;
+    p.error.max_abs = 10 * error;
+    p.error.cosine = 1 - error * error / 2;
+    p.error.agreement = 1.0;
+    p.error.agreement_kind = "top1";
+    p.error.elements = 8000;
+    p.error.examples = 8;
     db->save_precision_comparison(p);
   }
   auto fp16 = report_options("cnn", Mode::kInfer, 8, 2);

@@ -250,16 +250,10 @@ void add_precision_command(CLI::App& app, int& exit_code) {
       rec.speedup_high = speed.ci_high;
       rec.error_measured = measured;
       if (measured) {
-        rec.relative_l2 = e.relative_l2;
-        rec.max_abs = e.max_abs;
-        rec.cosine = e.cosine;
-        rec.agreement = e.agreement;
-        rec.agreement_kind = e.agreement_kind;
-        rec.elements = e.elements;
-        rec.examples = e.examples;
+        rec.error = e;
       } else {
-        rec.relative_l2 = rec.max_abs = rec.cosine = rec.agreement =
-            std::numeric_limits<double>::quiet_NaN();
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        rec.error.relative_l2 = rec.error.max_abs = rec.error.cosine = rec.error.agreement = nan;
       }
       rec.note = note;
       db->save_precision_comparison(rec);

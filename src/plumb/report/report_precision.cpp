@@ -35,7 +35,7 @@ Chart speedup_chart(const std::vector<store::PrecisionComparisonRecord>& rows) {
                       {"speedup", p.speedup},
                       {"lo", std::isfinite(p.speedup_low) ? p.speedup_low : p.speedup},
                       {"hi", std::isfinite(p.speedup_high) ? p.speedup_high : p.speedup},
-                      {"rel_l2", p.error_measured ? json(p.relative_l2) : json()}});
+                      {"rel_l2", p.error_measured ? json(p.error.relative_l2) : json()}});
   }
   json s = vl::spec(values, 560);
   s["height"] = {{"step", 16}};
@@ -65,11 +65,11 @@ Chart speedup_chart(const std::vector<store::PrecisionComparisonRecord>& rows) {
 std::optional<Chart> tradeoff_chart(const std::vector<store::PrecisionComparisonRecord>& rows) {
   json values = json::array();
   for (const auto& p : rows) {
-    if (!p.error_measured || !std::isfinite(p.speedup) || !(p.relative_l2 > 0)) continue;
+    if (!p.error_measured || !std::isfinite(p.speedup) || !(p.error.relative_l2 > 0)) continue;
     values.push_back({{"setting", setting_label(p)},
                       {"dtype", dtype_label(p)},
                       {"speedup", p.speedup},
-                      {"rel_l2", p.relative_l2}});
+                      {"rel_l2", p.error.relative_l2}});
   }
   if (values.empty()) return std::nullopt;
   json s = vl::spec(values, 560, 300);
@@ -108,12 +108,12 @@ Table comparisons_table(const std::vector<store::PrecisionComparisonRecord>& row
          {std::isfinite(p.speedup_low) ? fmt::format("{}..{}", vl::number_text(p.speedup_low, 3),
                                                      vl::number_text(p.speedup_high, 3))
                                        : "-"},
-         p.error_measured ? num(p.relative_l2, 3) : Cell{"-"},
-         p.error_measured ? num(p.max_abs, 3) : Cell{"-"},
-         p.error_measured ? num(p.cosine, 6) : Cell{"-"},
-         p.error_measured && !p.agreement_kind.empty()
-             ? number_cell(p.agreement,
-                           fmt::format("{} {:.1f}%", p.agreement_kind, 100 * p.agreement))
+         p.error_measured ? num(p.error.relative_l2, 3) : Cell{"-"},
+         p.error_measured ? num(p.error.max_abs, 3) : Cell{"-"},
+         p.error_measured ? num(p.error.cosine, 6) : Cell{"-"},
+         p.error_measured && !p.error.agreement_kind.empty()
+             ? number_cell(p.error.agreement, fmt::format("{} {:.1f}%", p.error.agreement_kind,
+                                                          100 * p.error.agreement))
              : Cell{"-"},
          number_cell(p.run_id, std::to_string(p.run_id)),
          number_cell(p.reference_run_id, std::to_string(p.reference_run_id)),

@@ -231,11 +231,11 @@ void export_json(const ResultsStore& store, std::ostream& out) {
                                               {"ci_low", json_number(p.speedup_low)},
                                               {"ci_high", json_number(p.speedup_high)}}},
                                             {"error_measured", p.error_measured},
-                                            {"relative_l2", json_number(p.relative_l2)},
-                                            {"max_abs", json_number(p.max_abs)},
-                                            {"cosine", json_number(p.cosine)},
-                                            {"agreement", json_number(p.agreement)},
-                                            {"agreement_kind", p.agreement_kind},
+                                            {"relative_l2", json_number(p.error.relative_l2)},
+                                            {"max_abs", json_number(p.error.max_abs)},
+                                            {"cosine", json_number(p.error.cosine)},
+                                            {"agreement", json_number(p.error.agreement)},
+                                            {"agreement_kind", p.error.agreement_kind},
                                             {"note", p.note}});
   out << doc.dump(2) << '\n';
 }

@@ -17,13 +17,13 @@ int64_t ResultsStore::save_precision_comparison(const PrecisionComparisonRecord&
                            .real("speedup_low", r.speedup_low)
                            .real("speedup_high", r.speedup_high)
                            .boolean("error_measured", r.error_measured)
-                           .real("relative_l2", r.relative_l2)
-                           .real("max_abs", r.max_abs)
-                           .real("cosine", r.cosine)
-                           .real("agreement", r.agreement)
-                           .text("agreement_kind", r.agreement_kind)
-                           .integer("elements", r.elements)
-                           .integer("examples", r.examples)
+                           .real("relative_l2", r.error.relative_l2)
+                           .real("max_abs", r.error.max_abs)
+                           .real("cosine", r.error.cosine)
+                           .real("agreement", r.error.agreement)
+                           .text("agreement_kind", r.error.agreement_kind)
+                           .integer("elements", r.error.elements)
+                           .integer("examples", r.error.examples)
                            .text("note", r.note)
                            .insert_into(*db_, "precision_comparisons");
     tx.commit();
@@ -56,13 +56,13 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
     r.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
     r.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
     r.error_measured = q.getColumn("error_measured").getInt() != 0;
-    r.relative_l2 = detail::real_or_nan(q.getColumn("relative_l2"));
-    r.max_abs = detail::real_or_nan(q.getColumn("max_abs"));
-    r.cosine = detail::real_or_nan(q.getColumn("cosine"));
-    r.agreement = detail::real_or_nan(q.getColumn("agreement"));
-    r.agreement_kind = q.getColumn("agreement_kind").getString();
-    r.elements = q.getColumn("elements").getInt64();
-    r.examples = q.getColumn("examples").getInt64();
+    r.error.relative_l2 = detail::real_or_nan(q.getColumn("relative_l2"));
+    r.error.max_abs = detail::real_or_nan(q.getColumn("max_abs"));
+    r.error.cosine = detail::real_or_nan(q.getColumn("cosine"));
+    r.error.agreement = detail::real_or_nan(q.getColumn("agreement"));
+    r.error.agreement_kind = q.getColumn("agreement_kind").getString();
+    r.error.elements = q.getColumn("elements").getInt64();
+    r.error.examples = q.getColumn("examples").getInt64();
     r.note = q.getColumn("note").getString();
     out.push_back(std::move(r));
   }

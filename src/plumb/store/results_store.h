@@ -19,6 +19,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
 #include "plumb/profile/profiler.h"
+#include "plumb/run/output_error.h"
 #include "plumb/run/run_result.h"
 
 namespace SQLite {
@@ -131,10 +132,8 @@ struct PrecisionComparisonRecord {
   int threads = 0;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // throughput / fp32's, 95% interval
   bool error_measured = false;  // false: the workload exposes no output, or training
-  double relative_l2 = 0, max_abs = 0, cosine = 0, agreement = 0;  // NaN: undefined
-  std::string agreement_kind;                                      // "top1", "token" or ""
-  int64_t elements = 0, examples = 0;
-  std::string note;  // "selective plan: layer1.0.conv1 kept in fp32", or why no error
+  run::OutputError error;       // against fp32 (meaningful only when error_measured)
+  std::string note;             // "selective plan: layer1.0.conv1 kept in fp32", or why no error
 };
 
 class ResultsStore {
