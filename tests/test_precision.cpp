@@ -261,6 +261,22 @@ TEST(Precision, Bf16MixedPrecisionLowersTheLossOnAFixedBatch) {
   }
 }
 
+// Workloads beyond the classifiers expose their outputs too: bf16's error is measured, small.
+TEST(Precision, OutputsOfOtherDomainsAreComparedInBf16) {
+  for (const char* name : {"deepq", "memnet", "speech", "deepspeech2", "wgan_gp", "autoenc"}) {
+    const Workload& w = workloads::default_registry().get(name);
+    auto o = tiny_options(w, Mode::kInfer, Dtype::kFp32);
+    const auto ref = run::capture_outputs(w, o, 1);
+    o.dtype = Dtype::kBf16;
+    const auto bf16 = run::capture_outputs(w, o, 1);
+    ASSERT_EQ(bf16.status, run::RunStatus::kOk) << name << ": " << bf16.message;
+    ASSERT_TRUE(ref.exposes_output) << name;
+    const auto e = run::compare_outputs(ref.outputs, bf16.outputs);
+    EXPECT_GT(e.relative_l2, 0) << name;  // bf16 really ran
+    EXPECT_LT(e.relative_l2, 0.1) << name;
+  }
+}
+
 // The same weights and inputs in fp32 and bf16: a classifier's logits stay close.
 TEST(Precision, Bf16OutputsOfAClassifierAreCloseToFp32) {
   const Workload& w = workloads::default_registry().get("resnet50");

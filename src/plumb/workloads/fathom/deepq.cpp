@@ -320,6 +320,11 @@ class DeepQModel : public Model {
     return std::get<0>(q.max(1)).sum().item<double>();
   }
 
+  // Q-values of each state [B, actions] (their argmax is the greedy action).
+  torch::Tensor infer_output(const Batch& batch) override {
+    return online_->forward(batch.tensors[0]);
+  }
+
  private:
   void sync_target() {
     LayerScope scope("target_sync");

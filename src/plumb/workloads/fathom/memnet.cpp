@@ -188,6 +188,11 @@ class MemNetModel : public Model {
     return std::get<0>(logits.max(1)).sum().item<double>();
   }
 
+  // Answer logits [B, vocab].
+  torch::Tensor infer_output(const Batch& b) override {
+    return net_->forward(b.tensors[0], b.tensors[1]);
+  }
+
  private:
   MemNet net_;
   torch::Device device_;

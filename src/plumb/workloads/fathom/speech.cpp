@@ -181,6 +181,11 @@ class SpeechModel : public Model {
     return std::get<0>(logits.max(2)).sum().item<double>();
   }
 
+  // Per-frame label logits [T, B, labels], before decoding.
+  torch::Tensor infer_output(const Batch& b) override {
+    return net_->forward(b.tensors[0], b.tensors[1]);
+  }
+
  private:
   Speech net_;
   torch::Device device_;

@@ -277,6 +277,9 @@ class DeepSpeech2Model : public Model {
     return std::get<0>(logits.max(2)).sum().item<double>();
   }
 
+  // Per-frame character logits, before decoding.
+  torch::Tensor infer_output(const Batch& b) override { return net_->forward(b.tensors[0]); }
+
  private:
   DeepSpeech2 net_;
   torch::Device device_;

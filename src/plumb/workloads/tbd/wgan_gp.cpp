@@ -253,6 +253,11 @@ class WganGpModel : public Model {
     return net_->generator->forward(batch.tensors[0]).sum().item<double>();  // [B, 3, 64, 64]
   }
 
+  // Generated images [B, 3, 64, 64].
+  torch::Tensor infer_output(const Batch& batch) override {
+    return net_->generator->forward(batch.tensors[0]);
+  }
+
  private:
   double critic_step(const torch::Tensor& real) {  // real: [B, 3, 64, 64]
     {
