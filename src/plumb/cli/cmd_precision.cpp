@@ -2,6 +2,7 @@
 // the ratio's bootstrap interval) and what it costs (output error against fp32 on the same
 // inputs and weights), per workload; with --by layer, the error each int8 layer adds alone and
 // the selective-quantization plan that stays within --max-error, measured.
+#include <algorithm>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -133,11 +134,11 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     const Config config = resolve_config(w, *overrides);
     auto plan = make_options(w, config, mode, f->measure);
     // fp32 is the reference: measured first, whether listed or not.
+    run::RunOptions reference_options = plan.front();
+    reference_options.dtype = Dtype::kFp32;
     plan.erase(std::remove_if(plan.begin(), plan.end(),
                               [](const auto& o) { return o.dtype == Dtype::kFp32; }),
                plan.end());
-    run::RunOptions reference_options = make_options(w, config, mode, f->measure).front();
-    reference_options.dtype = Dtype::kFp32;
     plan.insert(plan.begin(), reference_options);
     auto db = store::ResultsStore::open(f->measure.db);
 

@@ -68,7 +68,6 @@ OutputCapture capture_outputs(const Workload& workload, const RunOptions& option
       batches);
   out.status = r.status;
   out.message = r.message;
-  out.notes = r.precision_notes;
   out.quantized_layers = r.quantized_layers;
   return out;
 }

@@ -31,7 +31,6 @@ struct OutputCapture {
   RunStatus status = RunStatus::kOk;
   std::string message;                        // why, when status != ok
   std::vector<torch::Tensor> outputs;         // one per batch, fp32 (or integer), on the CPU
-  std::vector<std::string> notes;             // what ran in which precision
   std::vector<std::string> quantized_layers;  // int8: module paths calibration saw
   bool exposes_output = true;                 // false: the workload has no infer_output yet
 };
