@@ -4,6 +4,7 @@
 // assumed for fp16/int8) fails an assertion.
 #include <algorithm>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -410,6 +411,94 @@ TEST(CostModel, OperatorNamesListTheTable) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
   EXPECT_EQ(std::find(names.begin(), names.end(), "aten::definitely_not_an_operator"), names.end());
+}
+
+// ---- GEMM shapes (plumb gemm) ----
+
+void expect_gemms(const OpCost& c, std::vector<std::pair<GemmShape, std::string>> expected) {
+  ASSERT_EQ(c.gemms.size(), expected.size());
+  double macs = 0;
+  for (size_t k = 0; k < expected.size(); ++k) {
+    SCOPED_TRACE(expected[k].second);
+    EXPECT_EQ(c.gemms[k].shape, expected[k].first) << c.gemms[k].shape.text();
+    EXPECT_EQ(c.gemms[k].role, expected[k].second);
+    macs += c.gemms[k].shape.macs();
+  }
+  // The shapes account for exactly the MACs the rule counts.
+  EXPECT_DOUBLE_EQ(macs, c.macs);
+}
+
+TEST(CostModel, ConvolutionGemmShapesAreIm2col) {
+  // x [2,3,8,8], w [4,3,3,3] -> y [2,4,8,8]: M = 2*64 output pixels, N = 4 output channels,
+  // K = 3 input channels * 9 taps.
+  expect_gemms(cost_of(convolution(T({2, 3, 8, 8}), T({4, 3, 3, 3}), none(), {1, 1}, {1, 1}, false,
+                                   {0, 0}, 1)),
+               {{{1, 128, 4, 27}, "forward"}});
+  // groups 2: x [2,8,5,5], w [6,4,3,3]: 2 GEMMs of 50 pixels x 3 channels x (4 * 9).
+  expect_gemms(cost_of(convolution(T({2, 8, 5, 5}), T({6, 4, 3, 3}), none(), {1, 1}, {1, 1}, false,
+                                   {0, 0}, 2)),
+               {{{2, 50, 3, 36}, "forward"}});
+  // Depthwise: 16 GEMMs of 100 pixels x 1 channel x 9 taps (why it is memory-bound).
+  expect_gemms(cost_of(convolution(T({1, 16, 10, 10}), T({16, 1, 3, 3}), none(), {1, 1}, {1, 1},
+                                   false, {0, 0}, 16)),
+               {{{16, 100, 1, 9}, "forward"}});
+  // Transposed, w [Cin 4, Cout 2, 3, 3] over 25 input pixels: N = 2 * 9 columns, K = 4.
+  expect_gemms(cost_of(convolution(T({1, 4, 5, 5}), T({4, 2, 3, 3}), none(), {2, 2}, {1, 1}, true,
+                                   {1, 1}, 1)),
+               {{{1, 25, 18, 4}, "forward"}});
+}
+
+TEST(CostModel, ConvolutionBackwardGemmShapes) {
+  // The 3x3 case: grad_input = dY [128 pixels x 4] x W [4 x 27]; grad_weight = dY^T [4 x 128]
+  // x im2col(X) [128 x 27]. grad_bias is no GEMM.
+  expect_gemms(cost_of(conv_backward(ints({1, 1, 1}))),
+               {{{1, 128, 27, 4}, "grad_input"}, {{1, 4, 27, 128}, "grad_weight"}});
+  expect_gemms(cost_of(conv_backward(ints({0, 1, 0}))), {{{1, 4, 27, 128}, "grad_weight"}});
+}
+
+TEST(CostModel, MatrixProductGemmShapes) {
+  expect_gemms(cost_of(op("mm", {tensor(T({8, 32})), tensor(T({32, 16}))})),
+               {{{1, 8, 16, 32}, "forward"}});
+  expect_gemms(cost_of(op("bmm", {tensor(T({3, 4, 5})), tensor(T({3, 5, 6}))})),
+               {{{3, 4, 6, 5}, "forward"}});
+  expect_gemms(
+      cost_of(op("addmm", {tensor(T({16})), tensor(T({8, 32})), tensor(T({32, 16})), i(1), i(1)})),
+      {{{1, 8, 16, 32}, "forward"}});
+  // linear over [2,7,10] rows: M = 14.
+  expect_gemms(cost_of(op("linear", {tensor(T({2, 7, 10})), tensor(T({20, 10})), tensor(T({20}))})),
+               {{{1, 14, 20, 10}, "forward"}});
+  // lstm_cell(x [3,10], (h, c) [3,8], w_ih [32,10], w_hh [32,8]): one GEMM per weight matrix.
+  expect_gemms(cost_of(op("lstm_cell", {tensor(T({3, 10})), tensors({T({3, 8}), T({3, 8})}),
+                                        tensor(T({32, 10})), tensor(T({32, 8})), none(), none()})),
+               {{{1, 3, 32, 10}, "forward"}, {{1, 3, 32, 8}, "forward"}});
+  // Elementwise work has no GEMM.
+  EXPECT_TRUE(cost_of(op("relu", {tensor(T({4, 4}))})).gemms.empty());
+}
+
+TEST(CostModel, SignatureReadsBackToTheSameCall) {
+  const std::vector<OpCall> calls = {
+      convolution(T({2, 3, 8, 8}), T({4, 3, 3, 3}), tensor(T({4})), {1, 1}, {1, 1}, false, {0, 0},
+                  1),
+      conv_backward(ints({1, 1, 0})),
+      op("addmm", {tensor(T({16})), tensor(T({8, 32}, ScalarType::BFloat16)), tensor(T({32, 16})),
+                   i(1), d(0.5)}),
+      op("index", {tensor(T({10, 4})), tensors({TensorMeta{}, T({3}, ScalarType::Long)})}),
+      op("embedding_backward",
+         {tensor(sparse({100, 16}, 5)), tensor(T({5}, ScalarType::Long)), ints({}), b(true)}),
+      op("sum", {tensor(T({3, 4})), none()})};
+  for (const auto& c : calls) {
+    const std::string text = signature(c);
+    SCOPED_TRACE(text);
+    const OpCall back = parse_signature(text);
+    EXPECT_EQ(signature(back), text);
+    const OpCost a = cost_of(c), b = cost_of(back);
+    EXPECT_DOUBLE_EQ(a.flops, b.flops);
+    EXPECT_DOUBLE_EQ(a.macs, b.macs);
+    EXPECT_EQ(a.gemms.size(), b.gemms.size());
+  }
+  for (const char* bad : {"", "|Float[2]", "aten::mm|Float[2,x]", "aten::mm|Quux[2]",
+                          "aten::mm|Float[2", "aten::add|d1.5e"})
+    EXPECT_THROW(parse_signature(bad), std::invalid_argument) << bad;
 }
 
 }  // namespace

@@ -162,6 +162,16 @@ TEST_P(ProfileEveryWorkload, UncostedOperatorsTakeUnderOnePercent) {
   double flops = 0;
   for (const auto& row : b.rows) flops += row.flops;
   EXPECT_GT(flops, 0);
+  // A stored row keeps only its signature: read back, it must give the row's MACs, and GEMM
+  // shapes that account for all of them (plumb gemm reads stored profiles this way).
+  for (const auto& op : result.profile.ops) {
+    if (op.kind != profile::kCosted || op.macs <= 0) continue;
+    const auto cost = profile::cost_of(profile::parse_signature(op.signature));
+    double gemm_macs = 0;
+    for (const auto& g : cost.gemms) gemm_macs += g.shape.macs();
+    EXPECT_NEAR(cost.macs * op.calls, op.macs, 1e-9 * op.macs) << op.signature;
+    EXPECT_NEAR(gemm_macs, cost.macs, 1e-9 * cost.macs) << op.signature;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,4 +1,4 @@
-// GEMM ceilings per dtype and library (see gemm_peaks.h).
+// GEMM timings per dtype and library (see gemm_peaks.h).
 #include "plumb/platform/gemm_peaks.h"
 
 #include <algorithm>
@@ -32,21 +32,37 @@ double best_call_seconds(const std::function<void()>& call, double budget_s) {
   return best;
 }
 
-double gemm_ops(int64_t size) {
-  return 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
-}
+constexpr const char* kTorchMmName = "openblas (libtorch mm)";
+constexpr const char* kOneDnnName = "onednn matmul";
 
 // LibTorch's own CPU GEMM for fp32/fp64 is OpenBLAS (s/dgemm): what the workloads' linear
-// layers run on.
-GemmPeak torch_mm(const char* dtype, torch::ScalarType type, int64_t size, int threads,
-                  double seconds) {
-  GemmPeak p{dtype, "openblas (libtorch mm)", true, "", "at::mm", size, threads, 0};
+// layers run on. Batched shapes go through bmm (a loop of GEMMs in 1.13).
+GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, double seconds) {
+  GemmPeak p{dtype, kTorchMmName, false, "", "at::mm", s, threads, 0};
+  const bool fp64 = dtype == "fp64";
+  if (dtype != "fp32" && !fp64) {
+    p.reason = "LibTorch's CPU mm has no fast " + dtype + " kernel; oneDNN's matmul runs it";
+    return p;
+  }
   torch::NoGradGuard no_grad;
-  const auto options = torch::TensorOptions().dtype(type);
-  const auto a = torch::full({size, size}, 0.5, options);
-  const auto b = torch::full({size, size}, 0.25, options);
-  auto c = torch::empty({size, size}, options);
-  p.ops_per_s = gemm_ops(size) / best_call_seconds([&] { at::mm_out(c, a, b); }, seconds);
+  const auto options = torch::TensorOptions().dtype(fp64 ? torch::kFloat64 : torch::kFloat32);
+  const bool batched = s.batch > 1;
+  if (batched) p.implementation = "at::bmm";
+  const auto a = batched ? torch::full({s.batch, s.m, s.k}, 0.5, options)
+                         : torch::full({s.m, s.k}, 0.5, options);
+  const auto b = batched ? torch::full({s.batch, s.k, s.n}, 0.25, options)
+                         : torch::full({s.k, s.n}, 0.25, options);
+  auto c = batched ? torch::empty({s.batch, s.m, s.n}, options) : torch::empty({s.m, s.n}, options);
+  p.ops_per_s = 2 * s.macs() /
+                best_call_seconds(
+                    [&] {
+                      if (batched)
+                        at::bmm_out(c, a, b);
+                      else
+                        at::mm_out(c, a, b);
+                    },
+                    seconds);
+  p.supported = true;
   return p;
 }
 
@@ -57,16 +73,38 @@ struct DnnlTypes {
   size_t src_size;
 };
 
-GemmPeak onednn(const DnnlTypes& t, int64_t size, int threads, double seconds) {
+// bf16 accumulates in fp32 and fp16 in fp16, as the libraries do for inference GEMMs; int8 is
+// u8 x s8 -> s32, the VNNI form.
+const DnnlTypes* dnnl_types(const std::string& dtype) {
+  using dt = dnnl::memory::data_type;
+  static const DnnlTypes types[] = {{"fp32", dt::f32, dt::f32, dt::f32, 0x3f800000u, 4},
+                                    {"bf16", dt::bf16, dt::bf16, dt::f32, 0x3f80u, 2},
+                                    {"fp16", dt::f16, dt::f16, dt::f16, 0x3c00u, 2},
+                                    {"int8", dt::u8, dt::s8, dt::s32, 1u, 1}};
+  for (const auto& t : types)
+    if (dtype == t.dtype) return &t;
+  return nullptr;
+}
+
+GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, double seconds) {
   using dnnl::memory;
-  GemmPeak p{t.dtype, "onednn matmul", false, "", "", size, threads, 0};
+  GemmPeak p{dtype, kOneDnnName, false, "", "", s, threads, 0};
+  const DnnlTypes* t = dnnl_types(dtype);
+  if (t == nullptr) {
+    p.reason = "plumb runs oneDNN's matmul in fp32, bf16, fp16 and int8 only";
+    return p;
+  }
   try {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
-    const memory::dims dims = {size, size};
-    const memory::desc a_md(dims, t.src, memory::format_tag::ab);
-    const memory::desc b_md(dims, t.weights, memory::format_tag::ab);
-    const memory::desc c_md(dims, t.dst, memory::format_tag::ab);
+    const bool batched = s.batch > 1;
+    const auto dims = [&](int64_t rows, int64_t cols) {
+      return batched ? memory::dims{s.batch, rows, cols} : memory::dims{rows, cols};
+    };
+    const auto tag = batched ? memory::format_tag::abc : memory::format_tag::ab;
+    const memory::desc a_md(dims(s.m, s.k), t->src, tag);
+    const memory::desc b_md(dims(s.k, s.n), t->weights, tag);
+    const memory::desc c_md(dims(s.m, s.n), t->dst, tag);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
     p.implementation = pd.impl_info_str();
     if (p.implementation.rfind("ref", 0) == 0) {
@@ -77,12 +115,12 @@ GemmPeak onednn(const DnnlTypes& t, int64_t size, int threads, double seconds) {
     memory a(a_md, engine), b(b_md, engine), c(c_md, engine);
     for (memory* m : {&a, &b}) {
       auto* bytes = static_cast<unsigned char*>(m->get_data_handle());
-      for (size_t i = 0; i < m->get_desc().get_size(); i += t.src_size)
-        std::memcpy(bytes + i, &t.one_bits, t.src_size);
+      for (size_t i = 0; i < m->get_desc().get_size(); i += t->src_size)
+        std::memcpy(bytes + i, &t->one_bits, t->src_size);
     }
     const dnnl::matmul matmul(pd);
     p.ops_per_s =
-        gemm_ops(size) /
+        2 * s.macs() /
         best_call_seconds(
             [&] {
               matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
@@ -98,23 +136,24 @@ GemmPeak onednn(const DnnlTypes& t, int64_t size, int threads, double seconds) {
 
 }  // namespace
 
+GemmPeak measure_gemm(const std::string& dtype, GemmLibrary library, const GemmShape& shape,
+                      int threads, double seconds) {
+  return library == GemmLibrary::kTorchMm ? torch_mm(dtype, shape, threads, seconds)
+                                          : onednn(dtype, shape, threads, seconds);
+}
+
 std::vector<GemmPeak> measure_gemm_peaks(int64_t size, const std::vector<int>& threads,
                                          double seconds) {
-  using dt = dnnl::memory::data_type;
-  // bf16 and fp16 accumulate in fp32 (bf16) or fp16 as the libraries do for inference GEMMs;
-  // int8 is u8 x s8 -> s32, the VNNI form.
-  const DnnlTypes types[] = {{"fp32", dt::f32, dt::f32, dt::f32, 0x3f800000u, 4},
-                             {"bf16", dt::bf16, dt::bf16, dt::f32, 0x3f80u, 2},
-                             {"fp16", dt::f16, dt::f16, dt::f16, 0x3c00u, 2},
-                             {"int8", dt::u8, dt::s8, dt::s32, 1u, 1}};
+  const GemmShape square{1, size, size, size};
   const int previous = at::get_num_threads();
   std::vector<GemmPeak> out;
   for (int n : threads) {
     // LibTorch and oneDNN share the OpenMP runtime; OpenBLAS has its own pool: both follow.
     run::apply_threads(n);
-    out.push_back(torch_mm("fp32", torch::kFloat32, size, n, seconds));
-    out.push_back(torch_mm("fp64", torch::kFloat64, size, n, seconds));
-    for (const auto& t : types) out.push_back(onednn(t, size, n, seconds));
+    for (const char* dtype : {"fp32", "fp64"})
+      out.push_back(measure_gemm(dtype, GemmLibrary::kTorchMm, square, n, seconds));
+    for (const char* dtype : {"fp32", "bf16", "fp16", "int8"})
+      out.push_back(measure_gemm(dtype, GemmLibrary::kOneDnn, square, n, seconds));
   }
   run::apply_threads(previous);
   return out;

@@ -176,7 +176,7 @@ Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
                          {"supported", g.supported},
                          {"reason", g.reason},
                          {"threads", g.threads},
-                         {"size", g.size},
+                         {"size", g.shape.m},
                          {"flops", g.ops_per_s}});
     if (g.supported && (best == nullptr || g.ops_per_s > best->ops_per_s)) best = &g;
   }

@@ -10,9 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/gemm_shape.h"
 #include "plumb/profile/op_call.h"
 
 namespace plumb::profile {
+
+// One matrix product inside an operator call: a convolution is its im2col GEMM (forward:
+// output pixels x output channels x input channels * kernel), its backward two more
+// (grad_input, grad_weight), a recurrent cell one per weight matrix.
+struct OpGemm {
+  GemmShape shape;
+  std::string role;  // "forward", "grad_input", "grad_weight"
+};
 
 struct OpCost {
   bool costed = false;
@@ -21,6 +30,7 @@ struct OpCost {
                     // cross-checks against published MAC counts
   double bytes_read = 0;
   double bytes_written = 0;
+  std::vector<OpGemm> gemms;  // GEMM-like operators only; their MACs sum to `macs`
 };
 
 OpCost cost_of(const OpCall& call);

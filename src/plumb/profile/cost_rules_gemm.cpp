@@ -18,6 +18,10 @@
 //                   h' = o*tanh(c') 2; + 4 per bias vector given
 //   gru_cell        GEMMs 3H x (I + H) per row + pointwise 10: r,z sums 2, r,z sigmoid 2,
 //                   n = tanh(i_n + r*h_n) 3, h' = n + z*(h - n) 3; + 3 per bias vector
+//   GEMM shapes (OpCost::gemms): a convolution as im2col, per group: forward M = output pixels
+//                   (batch x spatial), N = output channels, K = input channels x kernel;
+//                   grad_input swaps N and K, grad_weight is channels x (channels x kernel)
+//                   over the pixels; transposed convolutions mirror these over input pixels
 //   _thnn_fused_*_cell   the pointwise part only (the GEMMs ran as separate mm/addmm ops);
 //                   backward: LSTM 24 per (row, unit), GRU 20, + 1 per gate element for bias
 //                   grads (the derivative chains of the forward formulas above).
@@ -88,6 +92,33 @@ Activation split_activation(const TensorMeta& t, size_t weight_rank) {
   return a;
 }
 
+// The im2col GEMMs of a convolution with `weight` ([narrow*groups, wide/kernel, kernel...];
+// narrow = output channels per group, or input channels per group when transposed) over
+// `pixels` rows. Forward and grad_input are the same product with N and K exchanged.
+struct ConvGemm {
+  int64_t groups, pixels, narrow, wide;
+  bool transposed;
+};
+
+ConvGemm conv_gemm(const TensorMeta& weight, int64_t groups, double pixels, bool transposed) {
+  const int64_t g = std::max<int64_t>(groups, 1);
+  const int64_t rows = weight.shape[0];
+  const int64_t wide = rows > 0 ? weight.numel() / rows : 0;
+  return {g, static_cast<int64_t>(pixels), rows / g, wide, transposed};
+}
+
+OpGemm conv_gemm_forward(const ConvGemm& c) {
+  return c.transposed ? OpGemm{{c.groups, c.pixels, c.wide, c.narrow}, "forward"}
+                      : OpGemm{{c.groups, c.pixels, c.narrow, c.wide}, "forward"};
+}
+OpGemm conv_gemm_grad_input(const ConvGemm& c) {
+  return c.transposed ? OpGemm{{c.groups, c.pixels, c.narrow, c.wide}, "grad_input"}
+                      : OpGemm{{c.groups, c.pixels, c.wide, c.narrow}, "grad_input"};
+}
+OpGemm conv_gemm_grad_weight(const ConvGemm& c) {
+  return {{c.groups, c.narrow, c.wide, c.pixels}, "grad_weight"};
+}
+
 // Output spatial size from the standard formulas, or nullopt when padding is unknown.
 std::optional<Shape> conv_out_spatial(const ConvArgs& a, const Shape& in) {
   if (!a.padding_known) return std::nullopt;
@@ -124,13 +155,16 @@ OpCost conv_forward(const OpCall& call, const ConvSchema& schema) {
   const double out_elems = in.batch * static_cast<double>(c_out) * numel(out_spatial);
   const double flops = 2 * macs + (a.bias != nullptr ? out_elems : 0);
   const double read = bytes_of(a.input) + bytes_of(a.weight) + bytes_of(a.bias);
-  return make_cost(flops, read, written_bytes(call, out_elems * element_size(a.input->dtype)),
-                   macs);
+  OpCost cost =
+      make_cost(flops, read, written_bytes(call, out_elems * element_size(a.input->dtype)), macs);
+  const double pixels = in.batch * numel(a.transposed ? in.spatial : out_spatial);
+  cost.gemms.push_back(conv_gemm_forward(conv_gemm(*a.weight, a.groups, pixels, a.transposed)));
+  return cost;
 }
 
 // Argument positions of a convolution backward schema.
 struct ConvBackwardSchema {
-  int grad_output, input, weight, transposed, mask;
+  int grad_output, input, weight, transposed, mask, groups;
   bool always_transposed;
 };
 
@@ -157,7 +191,17 @@ OpCost conv_backward(const OpCall& call, const ConvBackwardSchema& s) {
   const double computed = (mask[0] ? numel(input->shape) * es : 0) +
                           (mask[1] ? numel(weight->shape) * es : 0) +
                           (mask[2] ? static_cast<double>(out.channels) * es : 0);
-  return make_cost(2 * macs + bias_adds, read, written_bytes(call, computed), macs);
+  OpCost cost = make_cost(2 * macs + bias_adds, read, written_bytes(call, computed), macs);
+  const auto groups =
+      s.groups >= 0 ? call.input_ints(static_cast<size_t>(s.groups)) : std::vector<int64_t>{};
+  if (wr >= 3) {
+    const ConvGemm g =
+        conv_gemm(*weight, groups.empty() ? 1 : groups[0],
+                  in.batch * numel(transposed ? in.spatial : out.spatial), transposed);
+    if (mask[0]) cost.gemms.push_back(conv_gemm_grad_input(g));
+    if (mask[1]) cost.gemms.push_back(conv_gemm_grad_weight(g));
+  }
+  return cost;
 }
 
 // ---- Matrix products ----
@@ -165,6 +209,11 @@ OpCost conv_backward(const OpCall& call, const ConvBackwardSchema& s) {
 struct GemmDims {
   double batch = 1, m = 1, n = 1, k = 1;
   Shape out;
+
+  OpGemm gemm() const {
+    const auto i = [](double v) { return static_cast<int64_t>(v); };
+    return {{i(batch), i(m), i(n), i(k)}, "forward"};
+  }
 };
 
 // torch.matmul semantics: 1-D operands gain and then lose a unit dim; batch dims broadcast.
@@ -208,8 +257,10 @@ OpCost add_gemm(const OpCall& call, bool batched_sum) {
   const double out_elems = numel(g.out);
   const bool uses_self = scalar_at(call, 3).value_or(1.0) != 0;
   const double read = bytes_of(a) + bytes_of(b) + (uses_self ? bytes_of(self) : 0);
-  return make_cost(2 * macs + bias_flops(call, 3, 4, out_elems), read,
-                   written_bytes(call, out_elems * element_size(a->dtype)), macs);
+  OpCost cost = make_cost(2 * macs + bias_flops(call, 3, 4, out_elems), read,
+                          written_bytes(call, out_elems * element_size(a->dtype)), macs);
+  cost.gemms.push_back(g.gemm());
+  return cost;
 }
 
 // mm / bmm / matmul / mv / dot: (self, other).
@@ -219,8 +270,10 @@ OpCost plain_gemm(const OpCall& call) {
   if (a == nullptr || b == nullptr) return {};
   const GemmDims g = matmul_dims(a->shape, b->shape);
   const double macs = g.batch * g.m * g.n * g.k;
-  return make_cost(2 * macs, bytes_of(a) + bytes_of(b),
-                   written_bytes(call, numel(g.out) * element_size(a->dtype)), macs);
+  OpCost cost = make_cost(2 * macs, bytes_of(a) + bytes_of(b),
+                          written_bytes(call, numel(g.out) * element_size(a->dtype)), macs);
+  cost.gemms.push_back(g.gemm());
+  return cost;
 }
 
 // linear(input [*, K], weight [N, K], bias [N]?).
@@ -234,9 +287,11 @@ OpCost linear(const OpCall& call) {
   const double n = w->shape.size() == 2 ? static_cast<double>(w->shape[0]) : 1.0;
   const double macs = rows * n * k;
   const double out_elems = rows * n;
-  return make_cost(2 * macs + (b != nullptr ? out_elems : 0),
-                   bytes_of(x) + bytes_of(w) + bytes_of(b),
-                   written_bytes(call, out_elems * element_size(x->dtype)), macs);
+  OpCost cost =
+      make_cost(2 * macs + (b != nullptr ? out_elems : 0), bytes_of(x) + bytes_of(w) + bytes_of(b),
+                written_bytes(call, out_elems * element_size(x->dtype)), macs);
+  cost.gemms.push_back(GemmDims{1, rows, n, k, {}}.gemm());
+  return cost;
 }
 
 // ---- Recurrent cells ----
@@ -256,8 +311,15 @@ OpCost rnn_cell(const OpCall& call, int gates, double pointwise_per_unit) {
     if (call.input_tensor(i) != nullptr) pointwise += gates * rows * hidden;
   // Outputs: LSTM (h', c'), GRU h', each [B, H] at the input's element size.
   const double state_bytes = rows * hidden * element_size(x->dtype);
-  return make_cost(2 * macs + pointwise, all_input_bytes(call, 6),
-                   written_bytes(call, (gates == 4 ? 2 : 1) * state_bytes), macs);
+  OpCost cost = make_cost(2 * macs + pointwise, all_input_bytes(call, 6),
+                          written_bytes(call, (gates == 4 ? 2 : 1) * state_bytes), macs);
+  // [B, I] x [I, G*H] and [B, H] x [H, G*H].
+  for (const TensorMeta* w : {w_ih, w_hh})
+    if (w->shape.size() == 2)
+      cost.gemms.push_back(
+          GemmDims{1, rows, static_cast<double>(w->shape[0]), static_cast<double>(w->shape[1]), {}}
+              .gemm());
+  return cost;
 }
 
 // _thnn_fused_lstm_cell(input_gates [B, 4H], hidden_gates, cx [B, H], input_bias?,
@@ -329,15 +391,15 @@ void add_gemm_rules(CostTable& t) {
   add_rule(t, {"cudnn_convolution"}, fwd(cudnn));
   add_rule(t, {"cudnn_convolution_transpose"}, fwd(cudnn_transpose));
 
-  // grad_output, input, weight, transposed, output_mask, always_transposed
+  // grad_output, input, weight, transposed, output_mask, groups, always_transposed
   auto bwd = [](ConvBackwardSchema s) {
     return [s](const OpCall& c) { return conv_backward(c, s); };
   };
-  add_rule(t, {"convolution_backward"}, bwd({0, 1, 2, 7, 10, false}));
-  add_rule(t, {"_slow_conv2d_backward"}, bwd({0, 1, 2, -1, 6, false}));
+  add_rule(t, {"convolution_backward"}, bwd({0, 1, 2, 7, 10, 9, false}));
+  add_rule(t, {"_slow_conv2d_backward"}, bwd({0, 1, 2, -1, 6, -1, false}));
   // mkldnn_convolution_backward(self, grad_output, weight, padding, stride, dilation, groups,
   // output_mask): the pre-1.11 schema, input first.
-  add_rule(t, {"mkldnn_convolution_backward"}, bwd({1, 0, 2, -1, 7, false}));
+  add_rule(t, {"mkldnn_convolution_backward"}, bwd({1, 0, 2, -1, 7, 6, false}));
 
   add_rule(t, {"mm", "bmm", "matmul", "mv", "dot", "vdot"}, plain_gemm);
   add_rule(t, {"addmm", "addmm_", "addmv", "addmv_", "baddbmm", "baddbmm_"},

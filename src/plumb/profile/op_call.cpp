@@ -5,7 +5,9 @@
 #include <ATen/native/quantized/PackedParams.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace plumb::profile {
 
@@ -275,6 +277,95 @@ std::string signature(const OpCall& call) {
     }
   }
   return s;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == sep) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
+int64_t parse_int(const std::string& text, const std::string& whole) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw std::invalid_argument("not an operator signature (bad integer): " + whole);
+  return v;
+}
+
+c10::ScalarType parse_scalar_type(const std::string& name, const std::string& whole) {
+  for (int i = 0; i < static_cast<int>(c10::ScalarType::NumOptions); ++i) {
+    const auto type = static_cast<c10::ScalarType>(i);
+    if (name == c10::toString(type)) return type;
+  }
+  throw std::invalid_argument("not an operator signature (unknown dtype " + name + "): " + whole);
+}
+
+// "Float[8,3,224,224]" or "Float sparse(nnz=5)[100,16]" (no space in the real text).
+TensorMeta parse_tensor(const std::string& text, const std::string& whole) {
+  TensorMeta t;
+  if (text == "-") return t;
+  const size_t open = text.find('[');
+  if (open == std::string::npos || text.back() != ']')
+    throw std::invalid_argument("not an operator signature (bad tensor " + text + "): " + whole);
+  std::string head = text.substr(0, open);
+  const size_t sparse = head.find("sparse(nnz=");
+  if (sparse != std::string::npos) {
+    t.sparse = true;
+    const std::string nnz = head.substr(sparse + 11, head.size() - sparse - 12);
+    t.sparse_nnz = parse_int(nnz, whole);
+    head.resize(sparse);
+  }
+  t.dtype = parse_scalar_type(head, whole);
+  const std::string dims = text.substr(open + 1, text.size() - open - 2);
+  if (!dims.empty())
+    for (const auto& d : split(dims, ',')) t.shape.push_back(parse_int(d, whole));
+  return t;
+}
+
+ArgMeta parse_arg(const std::string& text, const std::string& whole) {
+  ArgMeta a;
+  if (text.empty()) return a;
+  if (text == "T" || text == "F") {
+    a.kind = ArgMeta::Kind::kBool;
+    a.flag = text == "T";
+  } else if (text == "?") {
+    a.kind = ArgMeta::Kind::kOther;
+  } else if (text[0] == 'i') {
+    const std::string list = text.substr(1);
+    if (!list.empty())
+      for (const auto& v : split(list, ',')) a.ints.push_back(parse_int(v, whole));
+    a.kind = a.ints.size() == 1 ? ArgMeta::Kind::kInt : ArgMeta::Kind::kIntList;
+  } else if (text[0] == 'd' && text.find('[') == std::string::npos) {
+    char* end = nullptr;
+    a.real = std::strtod(text.c_str() + 1, &end);
+    if (end != text.c_str() + text.size())
+      throw std::invalid_argument("not an operator signature (bad number " + text + "): " + whole);
+    a.kind = ArgMeta::Kind::kDouble;
+  } else {
+    for (const auto& t : split(text, ';')) a.tensors.push_back(parse_tensor(t, whole));
+    a.kind = a.tensors.size() == 1 ? ArgMeta::Kind::kTensor : ArgMeta::Kind::kTensorList;
+  }
+  return a;
+}
+
+}  // namespace
+
+OpCall parse_signature(const std::string& text) {
+  const auto parts = split(text, '|');
+  OpCall call;
+  call.name = parts.front();
+  if (call.name.empty()) throw std::invalid_argument("not an operator signature: " + text);
+  for (size_t i = 1; i < parts.size(); ++i) call.inputs.push_back(parse_arg(parts[i], text));
+  return call;
 }
 
 }  // namespace plumb::profile

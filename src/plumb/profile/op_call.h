@@ -58,7 +58,13 @@ uint64_t hash_text(const char* text, uint64_t seed);
 uint64_t hash_inputs(c10::ArrayRef<const c10::IValue> inputs, uint64_t seed);
 uint64_t hash_mix(uint64_t seed, uint64_t value);
 
-// Stable text key "name|f32[8,3,224,224]|i[2,2]|..." grouping calls with identical costs.
+// Stable text key "name|Float[8,3,224,224]|i2,2|..." grouping calls with identical costs.
 std::string signature(const OpCall& call);
+
+// The inverse of signature() for a stored profile row: the call's name and inputs (outputs are
+// not part of the key). A one-tensor list reads back as a tensor and a one-int list as an int,
+// which the cost rules accept either way. Throws std::invalid_argument on text signature()
+// cannot have written.
+OpCall parse_signature(const std::string& text);
 
 }  // namespace plumb::profile
