@@ -130,6 +130,84 @@ TEST(Int8Quantizer, TinyActivationsKeepTheirResolution) {
   EXPECT_GT(e.relative_l2, 0);
 }
 
+// An LSTM cell and a GRU cell over embedding-bag features: the cells' products go dynamic, the
+// sum-pooled bag row-wise, the mean-pooled bag stays fp32 with why.
+struct RecurrentNetImpl : torch::nn::Module {
+  RecurrentNetImpl() {
+    sum_bag = register_module(
+        "sum_bag",
+        torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(50, 16).mode(torch::kSum)));
+    mean_bag = register_module(
+        "mean_bag",
+        torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(50, 16).mode(torch::kMean)));
+    lstm = register_module("lstm", torch::nn::LSTMCell(32, 24));
+    gru = register_module("gru", torch::nn::GRUCell(24, 24));
+  }
+  // ids: [B * 4] row ids, 4 per example; 3 steps of the cells over the pooled features.
+  torch::Tensor forward(const torch::Tensor& ids) {
+    const auto offsets = torch::arange(0, ids.size(0), 4, torch::kLong);
+    auto x = torch::cat({sum_bag->forward(ids, offsets), mean_bag->forward(ids, offsets)}, 1);
+    auto state = lstm->forward(x);  // (h, c) [B, 24]
+    auto h = gru->forward(std::get<0>(state));
+    for (int t = 0; t < 2; ++t) {
+      state = lstm->forward(x, state);
+      h = gru->forward(std::get<0>(state), h);
+    }
+    return h;  // [B, 24]
+  }
+  torch::nn::EmbeddingBag sum_bag{nullptr}, mean_bag{nullptr};
+  torch::nn::LSTMCell lstm{nullptr};
+  torch::nn::GRUCell gru{nullptr};
+};
+TORCH_MODULE(RecurrentNet);
+
+run::OutputError recurrent_int8_error(int embedding_bits, run::QuantizationSummary* summary) {
+  torch::manual_seed(0);
+  RecurrentNet net;
+  net->eval();
+  c10::InferenceMode no_grad;
+  std::vector<torch::Tensor> ids, reference, quantized;
+  for (int i = 0; i < 3; ++i) ids.push_back(torch::randint(0, 50, {8 * 4}, torch::kLong));
+  for (const auto& x : ids) reference.push_back(net->forward(x).clone());
+  {
+    run::Int8Quantizer q(*net, {}, embedding_bits);
+    q.calibrate([&] {
+      for (const auto& x : ids) net->forward(x);
+    });
+    q.quantize();
+    for (const auto& x : ids) quantized.push_back(net->forward(x).clone());
+    *summary = q.summary();
+  }
+  // Without the quantizer the model is exactly fp32 again.
+  EXPECT_TRUE(torch::equal(net->forward(ids[0]), reference[0]));
+  return run::compare_outputs(reference, quantized);
+}
+
+TEST(Int8Quantizer, RecurrentCellsGoDynamicAndSumBagsRowWise) {
+  run::QuantizationSummary s8, s4;
+  const auto e8 = recurrent_int8_error(8, &s8);
+  EXPECT_EQ(s8.dynamic_layers, 2u);
+  EXPECT_EQ(s8.embedding_bags, 1u);
+  EXPECT_EQ(s8.static_layers, 0u);
+  EXPECT_EQ(s8.quantized,
+            (std::vector<std::string>{"sum_bag (embedding_bag, 8-bit rows)",
+                                      "lstm (lstm_cell, dynamic)", "gru (gru_cell, dynamic)"}));
+  ASSERT_EQ(s8.left_fp32.size(), 1u);
+  EXPECT_NE(s8.left_fp32[0].find("mean_bag (EmbeddingBag: the row-wise int8 embedding bag runs "
+                                 "sum pooling"),
+            std::string::npos)
+      << s8.left_fp32[0];
+  // int8 ran (outputs differ) and stayed close; 4-bit rows lose more than 8-bit ones.
+  EXPECT_GT(e8.relative_l2, 1e-4);
+  EXPECT_LT(e8.relative_l2, 0.05);
+  const auto e4 = recurrent_int8_error(4, &s4);
+  EXPECT_EQ(s4.quantized.front(), "sum_bag (embedding_bag, 4-bit rows)");
+  EXPECT_GT(e4.relative_l2, e8.relative_l2);
+  EXPECT_LT(e4.relative_l2, 0.2);
+  RecurrentNet net;
+  EXPECT_THROW(run::Int8Quantizer(*net, {}, 6), UsageError);
+}
+
 TEST(OutputError, HandComputedMeasures) {
   // Logits of two examples: the second example's class flips.
   auto ref = torch::tensor({{2.0f, 0.0f}, {0.0f, 2.0f}});
@@ -277,6 +355,34 @@ TEST(Precision, OutputsOfOtherDomainsAreComparedInBf16) {
   }
 }
 
+// Translation models give their decoded tokens [B, target_len] (padded with the end symbol
+// after an early stop), so a precision is scored by token agreement with fp32.
+TEST(Precision, TranslationOutputsAreTokensComparedByAgreement) {
+  for (const char* name : {"seq2seq", "gnmt", "transformer", "seq2seq_gru"}) {
+    SCOPED_TRACE(name);
+    const Workload& w = workloads::default_registry().get(name);
+    auto o = tiny_options(w, Mode::kInfer, Dtype::kFp32);
+    const auto ref = run::capture_outputs(w, o, 1);
+    ASSERT_TRUE(ref.exposes_output);
+    const auto& tokens = ref.outputs.front();
+    EXPECT_FALSE(tokens.is_floating_point());
+    ASSERT_EQ(tokens.dim(), 2);
+    EXPECT_EQ(tokens.size(0), o.config.get_int("batch"));
+    EXPECT_EQ(tokens.size(1), o.config.get_int("target_len"));
+    // Deterministic: fp32 against itself agrees everywhere.
+    const auto again = run::capture_outputs(w, o, 1);
+    const auto same = run::compare_outputs(ref.outputs, again.outputs);
+    EXPECT_EQ(same.agreement_kind, "token");
+    EXPECT_DOUBLE_EQ(same.agreement, 1.0);
+    o.dtype = Dtype::kInt8;
+    const auto int8 = run::capture_outputs(w, o, 1);
+    ASSERT_EQ(int8.status, run::RunStatus::kOk) << int8.message;
+    const auto e = run::compare_outputs(ref.outputs, int8.outputs);
+    EXPECT_GE(e.agreement, 0.0);
+    EXPECT_LE(e.agreement, 1.0);
+  }
+}
+
 // The same weights and inputs in fp32 and bf16: a classifier's logits stay close.
 TEST(Precision, Bf16OutputsOfAClassifierAreCloseToFp32) {
   const Workload& w = workloads::default_registry().get("resnet50");
@@ -321,6 +427,38 @@ TEST(Precision, Int8ProfileCostsTheQuantizedKernels) {
   EXPECT_DOUBLE_EQ(int8, fp32);
   EXPECT_DOUBLE_EQ(quantized, fp32);  // every GEMM-like MAC ran in an int8 kernel
   EXPECT_EQ(uncosted, 0.0);
+}
+
+// Dynamic recurrent products and row-wise embedding bags are costed like the float operators
+// they replace: gnmt's int8 step does the fp32 step's MACs, all in int8 kernels but attention;
+// dlrm's bags read packed rows.
+TEST(Precision, Int8ProfileCostsDynamicCellsAndEmbeddingBags) {
+  const auto profile_of = [](const char* name, Dtype dtype) {
+    const Workload& w = workloads::default_registry().get(name);
+    const auto result = profile::profile_workload(w, tiny_options(w, Mode::kInfer, dtype), 1);
+    EXPECT_EQ(result.status, run::RunStatus::kOk) << result.message;
+    return result.profile;
+  };
+  const auto totals = [](const profile::StepProfile& p, const std::string& op_name, double* macs,
+                         double* op_flops) {
+    for (const auto& op : p.ops) {
+      EXPECT_NE(op.kind, profile::kUncosted) << op.name;
+      if (op.kind == profile::kCosted) *macs += op.macs;
+      if (op.name == op_name) {
+        EXPECT_EQ(op.kind, profile::kCosted);
+        *op_flops += op.flops;
+      }
+    }
+  };
+  double fp32_macs = 0, int8_macs = 0, dynamic_flops = 0, unused = 0;
+  totals(profile_of("gnmt", Dtype::kFp32), "", &fp32_macs, &unused);
+  totals(profile_of("gnmt", Dtype::kInt8), "quantized::linear_dynamic", &int8_macs, &dynamic_flops);
+  EXPECT_GT(dynamic_flops, 0);
+  EXPECT_NEAR(int8_macs / fp32_macs, 1.0, 1e-9);
+  double bag_flops = 0, dlrm_macs = 0;
+  totals(profile_of("dlrm", Dtype::kInt8), "quantized::embedding_bag_byte_rowwise_offsets",
+         &dlrm_macs, &bag_flops);
+  EXPECT_GT(bag_flops, 0);
 }
 
 }  // namespace

@@ -26,6 +26,9 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
                  "prints a plan)")
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd.add_option("--embedding-bits", o.embedding_bits,
+                 "int8: bits per code of row-wise quantized embedding bags, 8 or 4")
+      ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed for weights and synthetic data")->capture_default_str();
   if (sampling == SamplingOptions::kWith) {
     cmd.add_option("--target-ci", o.target_ci,

@@ -408,6 +408,7 @@ void add_gemm_rules(CostTable& t) {
   add_rule(t, {"linear"}, linear);
   t["quantized::linear"] = linear;
   t["quantized::linear_relu"] = linear;
+  t["quantized::linear_dynamic"] = linear;  // (input, weight, bias, reduce_range) once unpacked
 
   add_rule(t, {"lstm_cell"}, [](const OpCall& c) { return rnn_cell(c, 4, 13); });
   add_rule(t, {"gru_cell"}, [](const OpCall& c) { return rnn_cell(c, 3, 10); });

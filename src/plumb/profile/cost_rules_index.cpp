@@ -15,6 +15,8 @@
 //                  division per output element for mean; max: one comparison per fetched
 //                  element. Backward: one add per fetched element (dense), 0 (sparse), + the
 //                  mean division and per_sample_weights multiply per fetched element
+//   quantized row-wise embedding_bag (int8 inference): 3 per fetched element (dequantize
+//                  multiply and add, sum), bytes of the packed rows fetched
 //   index_add_, scatter_add_, index_put_(accumulate), scatter with reduce
 //                  one add per source element (index_add_ with alpha != 1: 2); plain scatter
 //                  and index_put_: 0
@@ -265,6 +267,28 @@ OpCost embedding_bag(const OpCall& call) {
   return make_cost(flops, read, written_bytes(call, computed));
 }
 
+// quantized::embedding_bag_{byte,4bit}_rowwise_offsets(weight [rows, packed row], indices,
+// offsets?, scale_grad_by_freq, mode, pruned_weights, per_sample_weights?, mapping?,
+// include_last_offset) -> [B, D] fp32. A packed row is D codes and an fp32 scale and bias
+// (8-bit), or D/2 bytes and an fp16 scale and bias (4-bit). Each fetched code is dequantized
+// (multiply, add) and summed: 3 FLOPs, + 1 with per-sample weights.
+OpCost quantized_embedding_bag(const OpCall& call, int bits) {
+  const TensorMeta* w = call.input_tensor(0);
+  const TensorMeta* idx = call.input_tensor(1);
+  const TensorMeta* offsets = call.input_tensor(2);
+  if (w == nullptr || idx == nullptr || w->shape.size() != 2) return {};
+  const double row_bytes = static_cast<double>(w->shape[1]);
+  const double d = bits == 8 ? row_bytes - 8 : (row_bytes - 4) * 2;
+  const double n = numel(idx->shape);
+  const double bags = offsets != nullptr
+                          ? numel(offsets->shape) - (flag_at(call, 8, false) ? 1 : 0)
+                          : (idx->shape.size() == 2 ? static_cast<double>(idx->shape[0]) : 1);
+  const TensorMeta* psw = call.input_tensor(6);
+  const double flops = n * d * (psw != nullptr ? 4 : 3);
+  const double read = bytes_of(idx) + bytes_of(offsets) + bytes_of(psw) + n * row_bytes;
+  return make_cost(flops, read, written_bytes(call, bags * d * 4));
+}
+
 // Positions in an embedding-bag backward schema; sparse -1: fixed by `fixed_sparse`.
 struct BagBackward {
   int num_weights, mode, sparse, psw;
@@ -347,6 +371,12 @@ void add_index_rules(CostTable& t) {
            [](const OpCall& c) { return embedding_sparse_grad(c, flag_at(c, 4, false)); });
   add_rule(t, {"embedding_renorm_"}, embedding_renorm);
   add_rule(t, {"embedding_bag", "_embedding_bag", "_embedding_bag_forward_only"}, embedding_bag);
+  t["quantized::embedding_bag_byte_rowwise_offsets"] = [](const OpCall& c) {
+    return quantized_embedding_bag(c, 8);
+  };
+  t["quantized::embedding_bag_4bit_rowwise_offsets"] = [](const OpCall& c) {
+    return quantized_embedding_bag(c, 4);
+  };
   // num_weights, mode, sparse, per_sample_weights, fixed_sparse
   auto bag_bwd = [](BagBackward s) {
     return [s](const OpCall& c) { return embedding_bag_backward(c, s); };

@@ -48,8 +48,8 @@ MemoryCategory classify(const TrackedAllocation& a, const KnownAllocations& know
     case StepPhase::kForward: {
       if (from_earlier_step) return MemoryCategory::kOther;
       // Alive at the first backward start after it was made: saved for backward.
-      auto next = std::upper_bound(backward_starts_ns.begin(), backward_starts_ns.end(),
-                                   a.alloc_ns);
+      auto next =
+          std::upper_bound(backward_starts_ns.begin(), backward_starts_ns.end(), a.alloc_ns);
       if (next != backward_starts_ns.end() && (survives || a.free_ns > *next))
         return MemoryCategory::kFeatureMaps;
       return survives ? MemoryCategory::kOther : MemoryCategory::kWorkspace;
@@ -144,10 +144,9 @@ MemoryBreakdown break_down(const AllocationRecording& rec, const KnownAllocation
   for (const auto& [layer, bytes] : layer_bytes) out.feature_map_layers.push_back({layer, bytes});
   std::stable_sort(out.feature_map_layers.begin(), out.feature_map_layers.end(),
                    [](const LayerBytes& x, const LayerBytes& y) { return x.bytes > y.bytes; });
-  std::stable_sort(made.begin(), made.end(), [](const NotableAllocation& x,
-                                                const NotableAllocation& y) {
-    return x.bytes > y.bytes;
-  });
+  std::stable_sort(
+      made.begin(), made.end(),
+      [](const NotableAllocation& x, const NotableAllocation& y) { return x.bytes > y.bytes; });
   if (made.size() > largest_count) made.resize(largest_count);
   out.largest = std::move(made);
   return out;

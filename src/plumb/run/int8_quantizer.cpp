@@ -14,13 +14,16 @@
 #include <limits>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 
 namespace plumb::run {
 
 struct Int8Quantizer::Layer {
-  std::string path;      // module path, "layer1.0.conv1"
-  std::string kind;      // "conv2d" | "linear"
-  torch::Tensor weight;  // the fp32 parameter ([O, I, kh, kw] or [O, I])
+  std::string path;   // module path, "layer1.0.conv1"
+  std::string param;  // parameter name in the module, "weight", "w_ih"
+  // "conv2d" | "linear" (static) | "lstm_cell" | "gru_cell" (dynamic) | "embedding_bag"
+  std::string kind;
+  torch::Tensor weight;  // the fp32 parameter ([O, I, kh, kw], [O, I] or [rows, dim])
   bool keep_fp32 = false;
   bool seen = false;
   float in_lo = std::numeric_limits<float>::infinity(), in_hi = -in_lo;
@@ -50,6 +53,7 @@ struct ActiveState {
   Phase phase = Phase::kCalibrating;
 };
 ActiveState g_active;
+int g_embedding_bits = 8;  // row-wise bits of quantized embedding bags: 8 or 4
 
 c10::OperatorHandle quantized_op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
@@ -226,6 +230,115 @@ torch::Tensor linear_kernel(const torch::Tensor& input, const torch::Tensor& wei
   return bias.has_value() && bias->defined() ? y + *bias : y;
 }
 
+// [.., I] @ weight^T in int8 with the activation range taken from this very input (dynamic
+// quantization: recurrent state changes every step, so no calibrated range fits it) -> [.., O].
+torch::Tensor dynamic_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
+  static const auto op = quantized_op("quantized::linear_dynamic", "");
+  return call_boxed(op, {input.contiguous(), layer.packed, false}).toTensor();
+}
+
+// A recurrent cell whose two weight matrices are known layers: noted in calibration, and run
+// with dynamic int8 products once both are ready. Null when the cell stays fp32.
+std::pair<Int8Quantizer::Layer*, Int8Quantizer::Layer*> cell_layers(const torch::Tensor& w_ih,
+                                                                    const torch::Tensor& w_hh,
+                                                                    const char* kind) {
+  Int8Quantizer::Layer* ih = find_layer(w_ih, false);
+  Int8Quantizer::Layer* hh = find_layer(w_hh, false);
+  if (ih == nullptr || hh == nullptr) return {nullptr, nullptr};
+  if (g_active.phase == Phase::kCalibrating) {
+    for (auto* layer : {ih, hh}) {
+      note_call(*layer);
+      layer->kind = kind;
+    }
+    return {nullptr, nullptr};
+  }
+  if (!ih->ready || !hh->ready) return {nullptr, nullptr};
+  return {ih, hh};
+}
+
+torch::Tensor with_bias(torch::Tensor y, const c10::optional<torch::Tensor>& bias) {
+  return bias.has_value() && bias->defined() ? y.add_(*bias) : y;
+}
+
+// lstm_cell(x [B, I], (h, c) [B, H], w_ih [4H, I], w_hh [4H, H], b_ih?, b_hh?): gates i, f, g,
+// o as LibTorch's own cell orders them; only the two products change precision.
+std::tuple<torch::Tensor, torch::Tensor> lstm_cell_kernel(
+    const torch::Tensor& input, at::TensorList hx, const torch::Tensor& w_ih,
+    const torch::Tensor& w_hh, const c10::optional<torch::Tensor>& b_ih,
+    const c10::optional<torch::Tensor>& b_hh) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  const auto [ih, hh] = cell_layers(w_ih, w_hh, "lstm_cell");
+  if (ih == nullptr) return at::lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh);
+  auto gates = with_bias(dynamic_linear(*ih, input), b_ih)
+                   .add_(with_bias(dynamic_linear(*hh, hx[0]), b_hh));  // [B, 4H]
+  auto chunks = gates.unsafe_chunk(4, 1);
+  auto in_gate = chunks[0].sigmoid_(), forget = chunks[1].sigmoid_();
+  auto cell = chunks[2].tanh_(), out_gate = chunks[3].sigmoid_();
+  auto c = forget.mul(hx[1]).add_(in_gate.mul_(cell));  // [B, H]
+  auto h = out_gate.mul_(c.tanh());
+  return {h, c};
+}
+
+// gru_cell(x [B, I], h [B, H], w_ih [3H, I], w_hh [3H, H], b_ih?, b_hh?): gates r, z, n; the
+// reset gate scales the recurrent product of n, as LibTorch's cell does.
+torch::Tensor gru_cell_kernel(const torch::Tensor& input, const torch::Tensor& hx,
+                              const torch::Tensor& w_ih, const torch::Tensor& w_hh,
+                              const c10::optional<torch::Tensor>& b_ih,
+                              const c10::optional<torch::Tensor>& b_hh) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  const auto [ih, hh] = cell_layers(w_ih, w_hh, "gru_cell");
+  if (ih == nullptr) return at::gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh);
+  auto in_gates = with_bias(dynamic_linear(*ih, input), b_ih).unsafe_chunk(3, 1);  // 3 x [B, H]
+  auto h_gates = with_bias(dynamic_linear(*hh, hx), b_hh).unsafe_chunk(3, 1);
+  auto reset = h_gates[0].add_(in_gates[0]).sigmoid_();
+  auto update = h_gates[1].add_(in_gates[1]).sigmoid_();
+  auto candidate = in_gates[2].add(h_gates[2].mul_(reset)).tanh_();
+  return (hx - candidate).mul_(update).add_(candidate);
+}
+
+// embedding_bag(weight [rows, D], indices, offsets, ...) -> (out [bags, D], offset2bag,
+// bag_size, max_indices). Row-wise quantized tables (8- or 4-bit codes with a scale and bias per
+// row) serve sum pooling without per-sample weights; anything else stays fp32. The three
+// bookkeeping outputs are only read by the backward pass, which int8 inference never runs.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor> embedding_bag_kernel(
+    const torch::Tensor& weight, const torch::Tensor& indices, const torch::Tensor& offsets,
+    bool scale_grad_by_freq, int64_t mode, bool sparse,
+    const c10::optional<torch::Tensor>& per_sample_weights, bool include_last_offset,
+    c10::optional<int64_t> padding_idx) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  Int8Quantizer::Layer* layer = find_layer(weight, false);
+  const bool plain = mode == 0 &&
+                     !(per_sample_weights.has_value() && per_sample_weights->defined()) &&
+                     !(padding_idx.has_value() && *padding_idx >= 0) && indices.dim() == 1;
+  if (layer != nullptr && g_active.phase == Phase::kCalibrating) {
+    note_call(*layer);
+    layer->kind = "embedding_bag";
+    if (!plain && layer->refused.empty())
+      layer->refused =
+          "the row-wise int8 embedding bag runs sum pooling without per-sample weights or "
+          "padding index only";
+  }
+  if (layer == nullptr || !layer->ready || g_active.phase != Phase::kQuantized)
+    return at::embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                             per_sample_weights, include_last_offset, padding_idx);
+  static const auto byte_op = quantized_op("quantized::embedding_bag_byte_rowwise_offsets", "");
+  static const auto nibble_op = quantized_op("quantized::embedding_bag_4bit_rowwise_offsets", "");
+  auto out = call_boxed(g_embedding_bits == 4 ? nibble_op : byte_op,
+                        {layer->packed, indices, offsets, scale_grad_by_freq, mode, false,
+                         c10::IValue(), c10::IValue(), include_last_offset})
+                 .toTensor();  // [bags, D]
+  const auto none = torch::empty({0}, indices.options());
+  return {out, none, none, none};
+}
+
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor> embedding_bag_plain_kernel(
+    const torch::Tensor& weight, const torch::Tensor& indices, const torch::Tensor& offsets,
+    bool scale_grad_by_freq, int64_t mode, bool sparse,
+    const c10::optional<torch::Tensor>& per_sample_weights, bool include_last_offset) {
+  return embedding_bag_kernel(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                              per_sample_weights, include_last_offset, c10::nullopt);
+}
+
 // Swallows the dispatcher's "Overriding a previously registered kernel" warning: replacing
 // autocast's kernels for the quantizer's lifetime is the point.
 class SilentWarnings : public c10::WarningHandler {
@@ -235,7 +348,7 @@ class SilentWarnings : public c10::WarningHandler {
 
 }  // namespace
 
-// Autocast on, which routes the four operators to the kernels above. Every other operator
+// Autocast on, which routes the operators above to their kernels. Every other operator
 // autocast has a CPU kernel for gets a fallthrough, so it runs as without autocast (fp32)
 // instead of being cast to bf16: LibTorch 1.13's CPU autocast accepts no dtype but bf16, so
 // "autocast to fp32" is not an option. The previous autocast state comes back after.
@@ -249,21 +362,27 @@ struct KernelOverride {
     c10::Warning::WarningHandlerGuard guard(&silent);
     library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
                                                c10::DispatchKey::AutocastCPU, __FILE__, __LINE__);
-    const std::set<std::string> ours = {"conv2d", "addmm", "matmul", "linear"};
+    const std::set<std::string> ours = {
+        "conv2d",    "addmm",    "matmul",        "linear",
+        "lstm_cell", "gru_cell", "embedding_bag", "embedding_bag.padding_idx"};
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const auto& name : dispatcher.getAllOpNames()) {
       const auto handle = dispatcher.findOp(name);
       if (!handle || !handle->hasKernelForDispatchKey(c10::DispatchKey::AutocastCPU)) continue;
       if (name.name.rfind("aten::", 0) != 0) continue;
       const std::string base = name.name.substr(6);
-      if (ours.count(base) > 0 && name.overload_name.empty()) continue;
       const std::string full = name.overload_name.empty() ? base : base + "." + name.overload_name;
+      if (ours.count(full) > 0) continue;
       library->impl(full.c_str(), torch::CppFunction::makeFallthrough());
     }
     library->impl("conv2d", TORCH_FN(conv2d_kernel));
     library->impl("addmm", TORCH_FN(addmm_kernel));
     library->impl("matmul", TORCH_FN(matmul_kernel));
     library->impl("linear", TORCH_FN(linear_kernel));
+    library->impl("lstm_cell", TORCH_FN(lstm_cell_kernel));
+    library->impl("gru_cell", TORCH_FN(gru_cell_kernel));
+    library->impl("embedding_bag", TORCH_FN(embedding_bag_plain_kernel));
+    library->impl("embedding_bag.padding_idx", TORCH_FN(embedding_bag_kernel));
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
     at::autocast::set_cpu_enabled(true);
   }
@@ -277,8 +396,11 @@ struct KernelOverride {
   }
 };
 
-Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> keep_fp32)
+Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> keep_fp32,
+                             int embedding_bits)
     : module_(module) {
+  if (embedding_bits != 8 && embedding_bits != 4)
+    throw UsageError("--embedding-bits must be 8 or 4");
   const auto& engines = at::globalContext().supportedQEngines();
   const auto has = [&](at::QEngine e) {
     return std::find(engines.begin(), engines.end(), e) != engines.end();
@@ -299,17 +421,20 @@ Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> ke
   for (const auto& item : module.named_parameters(/*recurse=*/true)) {
     const auto& w = item.value();
     if ((w.dim() != 4 && w.dim() != 2) || w.scalar_type() != at::kFloat) continue;
+    // Any matrix or conv kernel: only those the model then passes to one of the operators
+    // the quantizer serves become layers.
     const std::string& name = item.key();
     const auto dot = name.rfind('.');
-    if (dot == std::string::npos || name.substr(dot + 1) != "weight") continue;
     auto layer = std::make_unique<Layer>();
-    layer->path = name.substr(0, dot);
+    layer->path = dot == std::string::npos ? "" : name.substr(0, dot);
+    layer->param = dot == std::string::npos ? name : name.substr(dot + 1);
     layer->weight = w.detach();
     layer->keep_fp32 = keep_fp32.count(layer->path) > 0;
     layers_[w.data_ptr()] = std::move(layer);
   }
   g_active.layers = &layers_;
   g_active.call_order = &call_order_;
+  g_embedding_bits = embedding_bits;
 }
 
 Int8Quantizer::~Int8Quantizer() {
@@ -327,9 +452,23 @@ void Int8Quantizer::calibrate(const std::function<void()>& forward) {
 void Int8Quantizer::quantize() {
   static const auto conv_prepack = quantized_op("quantized::conv2d_prepack", "");
   static const auto linear_prepack = quantized_op("quantized::linear_prepack", "");
+  static const auto byte_rows = quantized_op("quantized::embedding_bag_byte_prepack", "");
+  static const auto nibble_rows = quantized_op("quantized::embedding_bag_4bit_prepack", "");
   size_t ready = 0;
   for (const Layer* seen : call_order_) {
     Layer& layer = *layers_.at(seen->weight.data_ptr());
+    if (!layer.refused.empty()) continue;
+    if (layer.kind == "embedding_bag") {
+      // Row-wise: each row's codes with its own fp32 scale and bias appended (4-bit: the
+      // min/max range, not the optimised search of the paper's 4-bit scheme).
+      const auto table = layer.weight.contiguous();
+      layer.packed = g_embedding_bits == 4
+                         ? call_boxed(nibble_rows, {table, false, int64_t{200}, 0.16})
+                         : call_boxed(byte_rows, {table});
+      layer.ready = true;
+      ++ready;
+      continue;
+    }
     // Symmetric per-output-channel weights: zero points 0, as oneDNN requires.
     auto w = layer.weight;
     auto per_channel = w.abs().reshape({w.size(0), -1}).amax(1);  // [O]
@@ -337,6 +476,13 @@ void Int8Quantizer::quantize() {
         (per_channel / 127.0).clamp_min(std::numeric_limits<float>::min()).to(at::kDouble);
     auto zeros = torch::zeros({w.size(0)}, torch::kLong);
     auto qw = at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
+    if (layer.kind == "lstm_cell" || layer.kind == "gru_cell") {
+      // Dynamic: the input's range is taken per call, so only the weight is packed.
+      layer.packed = call_boxed(linear_prepack, {qw, c10::IValue()});
+      layer.ready = true;
+      ++ready;
+      continue;
+    }
     std::tie(layer.in_scale, layer.in_zero) = activation_qparams(layer.in_lo, layer.in_hi);
     std::tie(layer.out_scale, layer.out_zero) = activation_qparams(layer.out_lo, layer.out_hi);
     const c10::IValue bias = layer.bias.defined() ? c10::IValue(layer.bias) : c10::IValue();
@@ -364,25 +510,46 @@ void Int8Quantizer::quantize() {
   }
   if (ready == 0)
     throw Int8Unsupported{
-        "no convolution or linear layer with fp32 weights ran in calibration: nothing to "
-        "quantize"};
+        "no convolution, linear, recurrent or embedding-bag layer with fp32 weights ran in "
+        "calibration: nothing to quantize"};
   g_active.phase = Phase::kQuantized;
   override_ = std::make_unique<KernelOverride>();
 }
 
+namespace {
+
+std::string kind_label(const std::string& kind) {
+  if (kind == "lstm_cell" || kind == "gru_cell") return kind + ", dynamic";
+  if (kind == "embedding_bag") return fmt::format("embedding_bag, {}-bit rows", g_embedding_bits);
+  return kind;
+}
+
+}  // namespace
+
 std::vector<std::string> Int8Quantizer::layer_paths() const {
   std::vector<std::string> out;
-  for (const Layer* layer : call_order_) out.push_back(layer->path);
+  for (const Layer* layer : call_order_)
+    if (std::find(out.begin(), out.end(), layer->path) == out.end()) out.push_back(layer->path);
   return out;
 }
 
 QuantizationSummary Int8Quantizer::summary() const {
   QuantizationSummary s;
   s.engine = engine_;
+  s.embedding_bits = g_embedding_bits;
   std::set<std::string> quantized_paths;
   for (const Layer* layer : call_order_) {
     if (!layer->ready) continue;
-    s.quantized.push_back(layer->path + " (" + layer->kind + ")");
+    const std::string entry =
+        (layer->path.empty() ? layer->param : layer->path) + " (" + kind_label(layer->kind) + ")";
+    if (std::find(s.quantized.begin(), s.quantized.end(), entry) != s.quantized.end()) continue;
+    s.quantized.push_back(entry);
+    if (layer->kind == "embedding_bag")
+      ++s.embedding_bags;
+    else if (layer->kind == "lstm_cell" || layer->kind == "gru_cell")
+      ++s.dynamic_layers;
+    else
+      ++s.static_layers;
     quantized_paths.insert(layer->path);
   }
   // Every module with parameters of its own that did not run in int8.
@@ -402,7 +569,7 @@ QuantizationSummary Int8Quantizer::summary() const {
     else if (layer != layers_.end() && !layer->second->refused.empty())
       why = ": " + layer->second->refused;
     else if (layer != layers_.end() && !layer->second->seen)
-      why = ": not called as conv2d or linear";
+      why = ": not called as conv2d, linear, a recurrent cell or an embedding bag";
     s.left_fp32.push_back((item.key().empty() ? std::string("(root)") : item.key()) + " (" + type +
                           why + ")");
   }
@@ -433,10 +600,22 @@ std::vector<WeightOutliers> weight_outliers(torch::nn::Module& module) {
 
 std::vector<std::string> QuantizationSummary::lines() const {
   std::vector<std::string> out;
-  out.push_back(fmt::format(
-      "int8 ({} engine): {} convolution/linear layers quantized (static, per-channel weights, "
-      "activations calibrated per tensor); each quantizes its input and dequantizes its output",
-      engine, quantized.size()));
+  std::vector<std::string> parts;
+  if (static_layers > 0)
+    parts.push_back(fmt::format(
+        "{} convolution/linear layers static (per-channel weights, activations calibrated per "
+        "tensor; each quantizes its input and dequantizes its output)",
+        static_layers));
+  if (dynamic_layers > 0)
+    parts.push_back(fmt::format(
+        "{} recurrent layers dynamic (per-channel weights, each product's input range taken per "
+        "call)",
+        dynamic_layers));
+  if (embedding_bags > 0)
+    parts.push_back(
+        fmt::format("{} embedding bags row-wise ({}-bit codes, fp32 scale and bias per row)",
+                    embedding_bags, embedding_bits));
+  out.push_back(fmt::format("int8 ({} engine): {}", engine, join(parts, "; ")));
   if (!left_fp32.empty()) {
     std::string list;
     const size_t shown = std::min<size_t>(left_fp32.size(), 12);

@@ -87,7 +87,7 @@ Batch PrecisionSession::prepare(Batch batch) const {
 }
 
 void PrecisionSession::begin(const std::vector<Batch>& calibration,
-                             const std::set<std::string>& keep_fp32) {
+                             const std::set<std::string>& keep_fp32, int embedding_bits) {
   if (dtype_ == Dtype::kBf16) {
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
     at::autocast::set_cpu_enabled(true);
@@ -106,7 +106,7 @@ void PrecisionSession::begin(const std::vector<Batch>& calibration,
   }
   if (dtype_ != Dtype::kInt8) return;
   try {
-    quantizer_ = std::make_unique<Int8Quantizer>(model_.module(), keep_fp32);
+    quantizer_ = std::make_unique<Int8Quantizer>(model_.module(), keep_fp32, embedding_bits);
     quantizer_->calibrate([&] {
       for (const auto& batch : calibration) model_.infer_step(batch);
     });

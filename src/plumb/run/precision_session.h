@@ -50,8 +50,10 @@ class PrecisionSession {
 
   // Called once before the first step: enables autocast (bf16) or calibrates and quantizes
   // (int8, on `calibration` batches). From here until destruction the model runs in the
-  // precision. `keep_fp32`: module paths int8 leaves in fp32 (selective quantization).
-  void begin(const std::vector<Batch>& calibration, const std::set<std::string>& keep_fp32 = {});
+  // precision. `keep_fp32`: module paths int8 leaves in fp32 (selective quantization);
+  // `embedding_bits`: int8's row-wise embedding-bag codes (8 or 4).
+  void begin(const std::vector<Batch>& calibration, const std::set<std::string>& keep_fp32 = {},
+             int embedding_bits = 8);
 
   // What the run executed in this precision (quantized layers, layers left in fp32), stored
   // with the record.

@@ -32,6 +32,7 @@ struct RunOptions {
   MemoryFormat memory_format = MemoryFormat::kContiguous;
   // int8 only: module paths ("layer1.0.conv1") kept in fp32 (selective quantization).
   std::vector<std::string> keep_fp32;
+  int embedding_bits = 8;  // int8 only: row-wise bits of quantized embedding bags (8 or 4)
   uint64_t seed = 0;
   double target_ci = 0.02;         // stop when ci_rel <= this ...
   size_t min_samples = 10;         // ... and at least this many samples are taken

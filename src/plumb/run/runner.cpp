@@ -98,6 +98,8 @@ void validate_options(const RunOptions& o) {
   if (o.steady.window < 2)
     throw UsageError(fmt::format("--warmup-window must be at least 2, got {}", o.steady.window));
   if (o.config.get_int("batch") <= 0) throw UsageError("--batch must be at least 1");
+  if (o.embedding_bits != 8 && o.embedding_bits != 4)
+    throw UsageError("--embedding-bits must be 8 or 4");
   parse_device(o.device);
 }
 
@@ -109,6 +111,8 @@ std::string reproducer_command(const Workload& workload, const RunOptions& o) {
   if (o.device != "cpu") parts.insert(parts.end(), {"--device", o.device});
   if (o.dtype != Dtype::kFp32) parts.insert(parts.end(), {"--dtype", dtype_name(o.dtype)});
   if (!o.keep_fp32.empty()) parts.insert(parts.end(), {"--keep-fp32", join(o.keep_fp32, ",")});
+  if (o.dtype == Dtype::kInt8 && o.embedding_bits != RunOptions{}.embedding_bits)
+    parts.insert(parts.end(), {"--embedding-bits", std::to_string(o.embedding_bits)});
   if (o.memory_format != MemoryFormat::kContiguous)
     parts.insert(parts.end(), {"--memory-format", memory_format_name(o.memory_format)});
   parts.insert(parts.end(),

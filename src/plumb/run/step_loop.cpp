@@ -149,7 +149,7 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
       for (int i = 0; i < kCalibrationBatches; ++i)
         calibration.push_back(prepare(model->make_batch()));
     }
-    precision.begin(calibration, {o.keep_fp32.begin(), o.keep_fp32.end()});
+    precision.begin(calibration, {o.keep_fp32.begin(), o.keep_fp32.end()}, o.embedding_bits);
     r.precision_notes = precision.notes();
     r.quantized_layers = precision.quantized_layers();
     body(loop);

@@ -58,10 +58,13 @@ torch::Tensor BeamSearch::best_scores() const {
   return std::get<0>((scores_ / penalty(lengths_)).max(1));
 }
 
-torch::Tensor BeamSearch::best_sequences() const {
+torch::Tensor BeamSearch::best_sequences(int64_t length) const {
   auto k = std::get<1>((scores_ / penalty(lengths_)).max(1));  // [B]
-  return history_.gather(1, k.view({batch_, 1, 1}).expand({batch_, 1, history_.size(2)}))
-      .squeeze(1);
+  auto best = history_.gather(1, k.view({batch_, 1, 1}).expand({batch_, 1, history_.size(2)}))
+                  .squeeze(1);  // [B, steps]
+  const int64_t missing = length - best.size(1);
+  if (missing <= 0) return best;
+  return torch::cat({best, torch::full({batch_, missing}, eos_id_, best.options())}, 1);
 }
 
 }  // namespace plumb::workloads

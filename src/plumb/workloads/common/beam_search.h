@@ -30,9 +30,11 @@ class BeamSearch {
 
   const torch::Tensor& tokens() const { return tokens_; }  // [batch * beam]
   bool done() const;                                       // every hypothesis has ended
-  // Best length-normalised score per sentence [batch] and its token sequence [batch, steps].
+  // Best length-normalised score per sentence [batch], and its token sequence [batch, length]
+  // padded with the end symbol after the steps decoded, so decodes that stopped at different
+  // steps (fp32 and int8 of one model) compare position by position.
   torch::Tensor best_scores() const;
-  torch::Tensor best_sequences() const;
+  torch::Tensor best_sequences(int64_t length) const;
 
  private:
   torch::Tensor penalty(const torch::Tensor& lengths) const;

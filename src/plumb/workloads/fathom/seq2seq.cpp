@@ -174,7 +174,10 @@ struct Seq2SeqImpl : nn::Module {
   }
 
   // Greedy decoding of `steps` tokens: returns the sum of the chosen logits (a checksum).
-  torch::Tensor forward_greedy(const torch::Tensor& source, int64_t steps) {
+  // Greedy decoding for `steps` steps; returns the sum of the chosen logits (a checksum) and,
+  // when `chosen` is given, appends each step's tokens [B] to it.
+  torch::Tensor forward_greedy(const torch::Tensor& source, int64_t steps,
+                               std::vector<torch::Tensor>* chosen = nullptr) {
     auto enc = encode(source);
     LstmState state = enc.state;
     auto context = torch::zeros_like(enc.state.h[0]);
@@ -187,6 +190,7 @@ struct Seq2SeqImpl : nn::Module {
       auto best = logits.max(1);
       checksum = checksum + std::get<0>(best).sum();
       token = std::get<1>(best);  // feed the previous prediction back
+      if (chosen != nullptr) chosen->push_back(token);
     }
     return checksum;
   }
@@ -270,6 +274,13 @@ class Seq2SeqModel : public Model {
 
   double infer_step(const Batch& b) override {
     return net_->forward_greedy(b.tensors[0], target_len_).item<double>();
+  }
+
+  // The greedy translation: token ids [B, target_len].
+  torch::Tensor infer_output(const Batch& b) override {
+    std::vector<torch::Tensor> tokens;
+    net_->forward_greedy(b.tensors[0], target_len_, &tokens);
+    return torch::stack(tokens, 1);
   }
 
  private:

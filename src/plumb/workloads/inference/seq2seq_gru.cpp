@@ -303,6 +303,17 @@ class RnnSearchModel : public Model {
   // Beam search: the encoder runs once per sentence, its annotations and keys are tiled to
   // the beam; at most target_len steps, stopping when every hypothesis has emitted EOS.
   double infer_step(const Batch& b) override {
+    return decode(b).best_scores().sum().item<double>();
+  }
+
+  // The best hypothesis of each sentence: token ids [B, target_len].
+  torch::Tensor infer_output(const Batch& b) override {
+    return decode(b).best_sequences(target_len_);
+  }
+
+ private:
+  // Beam search over the batch's sentences, to the end symbol or target_len steps.
+  BeamSearch decode(const Batch& b) {
     const int64_t batch = b.tensors[0].size(0);
     auto enc = net_->encode(b.tensors[0], b.tensors[1]);
     {
@@ -332,10 +343,9 @@ class RnnSearchModel : public Model {
       if (search.done()) break;
       prev = run_layer("decoder_embedding", net_->decoder_embedding, search.tokens());
     }
-    return search.best_scores().sum().item<double>();
+    return search;
   }
 
- private:
   RnnSearch net_;
   torch::Device device_;
   int64_t batch_, source_len_, target_len_, min_len_, beam_;

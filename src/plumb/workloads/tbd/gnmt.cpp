@@ -283,6 +283,17 @@ class NmtModel : public Model {
   // Beam search (beam 10, length penalty 1.0) over at most target_len steps. As the nmt code,
   // the encoder output and state are tiled to the beam before the attention's memory layer.
   double infer_step(const Batch& b) override {
+    return decode(b).best_scores().sum().item<double>();
+  }
+
+  // The best hypothesis of each sentence: token ids [B, target_len].
+  torch::Tensor infer_output(const Batch& b) override {
+    return decode(b).best_sequences(target_len_);
+  }
+
+ private:
+  // Beam search over the batch's sentences, to the end symbol or target_len steps.
+  BeamSearch decode(const Batch& b) {
     const int64_t batch = b.tensors[0].size(0);
     DecoderState state;
     auto enc = net_->encode(b.tensors[0], b.tensors[1], state);
@@ -318,10 +329,9 @@ class NmtModel : public Model {
       tokens = search.tokens();
       if (search.done()) break;
     }
-    return search.best_scores().sum().item<double>();
+    return search;
   }
 
- private:
   Nmt net_;
   torch::Device device_;
   int64_t batch_, source_len_, target_len_, min_len_, beam_;

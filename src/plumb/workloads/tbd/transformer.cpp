@@ -351,6 +351,17 @@ class TransformerModel : public Model {
   // Beam search (beam 4, length penalty 0.6) over at most target_len positions, stopping early
   // when every hypothesis has ended. Returns the sum of the best normalised scores.
   double infer_step(const Batch& b) override {
+    return decode(b).best_scores().sum().item<double>();
+  }
+
+  // The best hypothesis of each sentence: token ids [B, target_len].
+  torch::Tensor infer_output(const Batch& b) override {
+    return decode(b).best_sequences(target_len_);
+  }
+
+ private:
+  // Beam search over the batch's sentences, to the end symbol or target_len steps.
+  BeamSearch decode(const Batch& b) {
     const auto& source = b.tensors[0];
     const int64_t batch = source.size(0);
     auto memory_mask = source.eq(kPadId).view({batch, 1, 1, source.size(1)});
@@ -387,10 +398,9 @@ class TransformerModel : public Model {
       tokens = search.tokens().unsqueeze(1);
       if (search.done()) break;
     }
-    return search.best_scores().sum().item<double>();
+    return search;
   }
 
- private:
   Transformer net_;
   torch::Device device_;
   int64_t batch_, source_len_, target_len_, min_len_, beam_;
