@@ -133,6 +133,30 @@ TEST_F(SweepCli, TwoShardsMergedEqualTheUnshardedSweep) {
   EXPECT_NE(env.out.find("\"shard\": \"1/2\""), std::string::npos) << env.out;
 }
 
+// --dtype makes precision an axis: each point runs in its dtype, which its key, its stored
+// parameters and its run record all carry.
+TEST_F(SweepCli, PrecisionIsASweepAxis) {
+  Result r =
+      run("sweep paradnn_fc --grid batch=8,16 --set nodes=16 --set layers=1 --set input=32 --set "
+          "output=8 --dtype fp32,bf16 --max-time 0.2 --max-warmup-time 0.2 --no-probe --db " +
+          db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto stored = points(db());
+  ASSERT_EQ(stored.size(), 4u);
+  ASSERT_TRUE(stored.count("mode=train dtype=bf16 batch=16"));
+  const auto runs = nlohmann::json::parse(run("export --format json --db " + db()).out);
+  std::map<int64_t, std::string> run_dtype;
+  for (const auto& run_record : runs.at("runs"))
+    run_dtype[run_record.at("id").get<int64_t>()] = run_record.at("dtype");
+  for (const auto& [key, p] : stored) {
+    const std::string dtype = p.at("params").at("dtype");
+    EXPECT_NE(key.find("dtype=" + dtype), std::string::npos) << key;
+    EXPECT_EQ(run_dtype.at(p.at("run_id").get<int64_t>()), dtype) << key;
+  }
+  expect_usage_error("sweep paradnn_fc --grid batch=8 --dtype fp32,int4 --no-probe --db " + db(),
+                     "valid: fp32, bf16, fp16, int8");
+}
+
 TEST_F(SweepCli, ProfiledPointsLandOnTheRoofline) {
   // Without a probe there are no roofs: a clear error.
   ASSERT_EQ(run("sweep paradnn_fc --grid nodes=16,64 --set layers=1 --set input=32 --set "

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "cli_fixture.h"
+#include "plumb/core/atomic_file.h"
 #include "plumb/report/page.h"
 #include "plumb/report/report.h"
 #include "report_fixture.h"
@@ -184,7 +185,7 @@ TEST_F(Report, ChromiumRendersEveryChartOffline) {
   const size_t charts = charts_of(page).size();
   ASSERT_GT(charts, 10u);
   const fs::path html = dir_ / "report.html";
-  report::write_file_atomically(html.string(), report::render_html(page));
+  write_file_atomically(html.string(), report::render_html(page));
   const std::string flags =
       "--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run "
       "--user-data-dir=" +

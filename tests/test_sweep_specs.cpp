@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "plumb/core/errors.h"
 #include "plumb/run/sweep_spec.h"
 #include "plumb/workloads/all_workloads.h"
 
@@ -29,6 +30,31 @@ TEST(ShippedSweepSpecs, ParseValidateAndExpandToTheirDocumentedSizes) {
     ++seen;
   }
   EXPECT_EQ(seen, expected.size());
+}
+
+// Precision as an axis: expanded inside each mode, named in the point keys, and absent from the
+// canonical key when only fp32 is listed, so sweeps stored before it keep their identity.
+TEST(SweepSpecs, DtypesAreAnAxisThatLeavesFp32SweepsUnchanged) {
+  const auto fp32 = run::parse_sweep_spec(
+      "workload: paradnn_fc\nmodes: [train, infer]\ngrid: {batch: [8, 16]}\n", "s");
+  EXPECT_FALSE(run::sweeps_precision(fp32));
+  EXPECT_EQ(run::sweep_key(fp32).find("dtypes"), std::string::npos);
+  EXPECT_EQ(run::expand(fp32).front().key, "mode=train batch=8");
+  const auto both = run::parse_sweep_spec(
+      "workload: paradnn_fc\nmodes: [train, infer]\ndtypes: [fp32, bf16]\n"
+      "grid: {batch: [8, 16]}\n",
+      "s");
+  EXPECT_TRUE(run::sweeps_precision(both));
+  EXPECT_NE(run::sweep_key(both), run::sweep_key(fp32));
+  const auto points = run::expand(both);
+  ASSERT_EQ(points.size(), 8u);
+  EXPECT_EQ(points[0].key, "mode=train dtype=fp32 batch=8");
+  EXPECT_EQ(points[2].key, "mode=train dtype=bf16 batch=8");
+  EXPECT_EQ(points[2].dtype, Dtype::kBf16);
+  EXPECT_EQ(points[7].key, "mode=infer dtype=bf16 batch=16");
+  EXPECT_THROW(
+      run::parse_sweep_spec("workload: paradnn_fc\ndtypes: [int4]\ngrid: {batch: [8]}\n", "s"),
+      UsageError);
 }
 
 }  // namespace

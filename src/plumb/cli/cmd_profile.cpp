@@ -4,6 +4,7 @@
 // and per-category thread scaling with Amdahl fits when several thread counts are.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -16,10 +17,12 @@
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
+#include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
+#include "plumb/profile/trace_file.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
@@ -34,7 +37,19 @@ struct ProfileFlags {
   std::string by = "category";
   size_t top = 0;  // 0: all rows (JSON) / 15 rows (table)
   int steps = 3;
+  std::string trace;  // Chrome trace-event file of the last observed step ("" = none)
 };
+
+// One file per pass: the path as given for a single pass, else "-<mode>-<threads>t" before
+// the extension.
+std::string trace_path(const std::string& path, const run::RunOptions& o, bool several) {
+  if (!several) return path;
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  const std::string suffix = fmt::format("-{}-{}t", mode_name(o.mode), o.threads);
+  return has_ext ? path.substr(0, dot) + suffix + path.substr(dot) : path + suffix;
+}
 
 nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupBy by, size_t top) {
   const auto& r = p.result;
@@ -173,6 +188,9 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--by", flags->by, "Rows by op, category or layer")->capture_default_str();
   cmd->add_option("--top", flags->top, "Show only the K most expensive rows");
   cmd->add_option("--steps", flags->steps, "Steps observed after warm-up")->capture_default_str();
+  cmd->add_option("--trace", flags->trace,
+                  "Write the last observed step as a Chrome trace-event file (Perfetto, "
+                  "chrome://tracing); one file per mode and thread count");
   add_config_options(*cmd, *overrides);
   cmd->add_flag("--suite-size", overrides->suite_size,
                 "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
@@ -197,6 +215,16 @@ void add_profile_command(CLI::App& app, int& exit_code) {
         }
       }
     }
+    if (!flags->trace.empty()) {
+      // Refused before the passes run, not after: the directory must exist and be writable.
+      const auto dir = std::filesystem::path(flags->trace).parent_path();
+      const std::string d = dir.empty() ? "." : dir.string();
+      if (::access(d.c_str(), W_OK) != 0)
+        throw UsageError(
+            fmt::format("--trace: cannot write into '{}': check that the directory "
+                        "exists and is writable",
+                        d));
+    }
     auto db = store::ResultsStore::open(flags->measure.db);
     const std::string group =
         fmt::format("{}-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
@@ -205,9 +233,19 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                                mode_name(o.mode), o.config.get_int("batch"), o.threads);
       auto env = platform::capture_environment(o.threads, o.device);
       auto result = profile::profile_workload(
-          w, o, flags->steps, [&](const std::string& line) { std::cerr << "  " << line << '\n'; });
+          w, o, flags->steps, [&](const std::string& line) { std::cerr << "  " << line << '\n'; },
+          !flags->trace.empty());
       for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
       db->save_profile(o, result, env, group, flags->measure.tag);
+      if (!flags->trace.empty() && !result.trace.empty()) {
+        const std::string path = trace_path(flags->trace, o, plan.size() > 1);
+        const std::string title =
+            fmt::format("{} {} batch {}, {} thread(s)", w.info.name, mode_name(o.mode),
+                        o.config.get_int("batch"), o.threads);
+        write_file_atomically(path, profile::chrome_trace(result, title).dump());
+        std::cerr << fmt::format("  trace of the last step ({} events): {}\n", result.trace.size(),
+                                 path);
+      }
       if (result.status != run::RunStatus::kOk) exit_code = 1;
     }
     const auto stored = db->load_profiles(group);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "plumb/cli/commands.h"
+#include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
 #include "plumb/report/report.h"
 
@@ -30,7 +31,7 @@ void add_report_command(CLI::App& app) {
     if (request->tag_a.empty() != request->tag_b.empty())
       throw UsageError("--tag-a and --tag-b go together: name the tag of each side");
     const auto page = report::build_report(*request);
-    report::write_file_atomically(*output, report::render_html(page));
+    write_file_atomically(*output, report::render_html(page));
     size_t charts = 0;
     for (const auto& s : page.sections)
       for (const auto& b : s.blocks) charts += std::holds_alternative<report::Chart>(b) ? 1 : 0;

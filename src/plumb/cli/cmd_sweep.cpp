@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 struct SweepFlags {
   std::string target;  // spec file, or workload name with --grid
   std::vector<std::string> grid, sets;
-  std::string modes, measure, shard, db = "plumb.db", tag, name;
+  std::string modes, dtypes, measure, shard, db = "plumb.db", tag, name;
   int threads = 0;  // 0: the spec's
   bool no_probe = false, json = false;
   double max_time = 0, max_warmup_time = 0;  // 0: the spec's
@@ -73,6 +73,7 @@ run::SweepSpec spec_from_flags(const SweepFlags& f) {
     s.modes.clear();
     for (const auto& m : parse_name_list("--mode", f.modes)) s.modes.push_back(parse_mode(m));
   }
+  if (!f.dtypes.empty()) s.dtypes = parse_dtype_list(f.dtypes);
   if (!f.measure.empty()) {
     s.measure_memory = false;
     s.measure_profile = false;
@@ -94,8 +95,9 @@ run::SweepSpec spec_from_flags(const SweepFlags& f) {
 }
 
 // Numbers as numbers in the stored parameters, so analyses can regress on them.
-nlohmann::ordered_json params_json(const run::SweepPoint& p) {
+nlohmann::ordered_json params_json(const run::SweepSpec& spec, const run::SweepPoint& p) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (run::sweeps_precision(spec)) j["dtype"] = dtype_name(p.dtype);
   for (const auto& [key, value] : p.values) {
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
@@ -172,6 +174,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     run::RunOptions o;
     o.workload = w.info.name;
     o.mode = p.mode;
+    o.dtype = p.dtype;
     o.config = run::point_config(w, spec, p);
     o.threads = spec.threads;
     o.seed = spec.seed;
@@ -197,7 +200,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     rec.index = static_cast<int64_t>(p.index);
     rec.key = p.key;
     rec.mode = mode_name(p.mode);
-    rec.params = params_json(p);
+    rec.params = params_json(spec, p);
     rec.status = run::status_name(r.status);
     rec.message = r.message;
     rec.shard = fmt::format("{}/{}", shard.index, shard.count);
@@ -220,8 +223,15 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
       m["ci_rel"] = json_number(r.step_time.ci_rel);
       m["flops_per_step"] = flops;
       m["flops_per_s"] = flops / step;
+      // Against the roof of the point's own precision (bf16 and int8 have theirs); none when
+      // the probe found no engine for it.
+      double roof_flops = 0;
+      if (ceilings) {
+        const auto roof = ceilings->by_dtype.find(dtype_name(p.dtype));
+        if (roof != ceilings->by_dtype.end()) roof_flops = roof->second.flops;
+      }
       m["flops_util"] =
-          ceilings ? json_number(flops / step / ceilings->peak_flops) : nlohmann::ordered_json();
+          roof_flops > 0 ? json_number(flops / step / roof_flops) : nlohmann::ordered_json();
       m["params"] = params;
       m["steady_detected"] = r.steady_detected;
       m["target_met"] = r.target_met;
@@ -316,6 +326,9 @@ void add_sweep_commands(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", f->sets, "key=value for a config key kept fixed (repeatable)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--mode", f->modes, "train, infer or train,infer (default: the spec's)");
+  cmd->add_option("--dtype", f->dtypes,
+                  "Precisions, e.g. fp32,bf16,int8: an axis of the sweep (default: the spec's, "
+                  "else fp32)");
   cmd->add_option("--measure", f->measure,
                   "throughput, memory, profile (comma list; default: the spec's)");
   cmd->add_option("--threads", f->threads, "Intra-op threads (default: the spec's, else 1)");

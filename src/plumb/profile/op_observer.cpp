@@ -35,6 +35,14 @@ struct Frame {
 OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
 std::mutex g_mutex;                // callbacks may run on threads the autograd engine spawns
 thread_local std::vector<Frame> t_stack;
+thread_local int t_thread_index = -1;  // for trace events; assigned on the first one
+int g_threads_seen = 0;
+
+// The calling thread's trace index (call with g_mutex held).
+int thread_index() {
+  if (t_thread_index < 0) t_thread_index = g_threads_seen++;
+  return t_thread_index;
+}
 // Set while a callback runs: anything it dispatches itself (metadata queries) must not be
 // observed, or the observer would recurse into itself.
 thread_local bool t_in_callback = false;
@@ -116,7 +124,14 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const int64_t end = run::steady_now_ns();
   const Frame frame = t_stack.back();
   t_stack.pop_back();
-  if (frame.user_scope) return;
+  if (frame.user_scope) {
+    if (obs->recording_events()) {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      obs->events().push_back(
+          {nullptr, frame.layer, frame.start_ns, end - frame.start_ns, thread_index()});
+    }
+    return;
+  }
   const int64_t inclusive = end - frame.start_ns;
   Frame* parent = innermost_op_frame();
   if (parent != nullptr) parent->child_ns += inclusive;
@@ -155,6 +170,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   }
   totals.composite = totals.composite || composite;
   ++totals.calls;
+  if (obs->recording_events())
+    obs->events().push_back({&totals, frame.layer, frame.start_ns, inclusive, thread_index()});
   totals.inclusive_ns += inclusive;
   totals.self_ns += inclusive - frame.child_ns;
   if (parent != nullptr) {
@@ -172,6 +189,12 @@ int OpObserver::intern_layer(const char* name) {
   layer_names_.emplace_back(name);
   layer_ids_.emplace(name, id);
   return id;
+}
+
+void OpObserver::record_events(bool on) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (on) events_.clear();
+  recording_ = on;
 }
 
 OpObserver::OpObserver() = default;

@@ -69,12 +69,27 @@ class OpObserver {
   const std::string& layer_name(int id) const { return layer_names_[static_cast<size_t>(id)]; }
   std::unordered_map<int64_t, int>& layer_of_sequence() { return layer_of_sequence_; }
 
+  // One operator call or layer scope seen while events are recorded (a trace of a step).
+  struct Event {
+    const Totals* totals = nullptr;  // the call's group (name, signature, cost); null: a layer
+    int layer = 0;                   // interned layer in effect (a scope: the scope itself)
+    int64_t start_ns = 0, duration_ns = 0;
+    int thread = 0;  // small index per thread, in order of first event
+  };
+  // Starts (clearing what was recorded) or stops recording events.
+  void record_events(bool on);
+  bool recording_events() const { return recording_; }
+  std::vector<Event>& events() { return events_; }
+  const std::vector<Event>& events() const { return events_; }
+
  private:
   std::unordered_map<uint64_t, Totals> table_;
   std::vector<std::string> layer_names_{""};  // id 0: outside any layer
   std::unordered_map<std::string, int> layer_ids_{{"", 0}};
   // Forward op sequence number -> layer id, so backward nodes are attributed to layers.
   std::unordered_map<int64_t, int> layer_of_sequence_;
+  bool recording_ = false;
+  std::vector<Event> events_;
   at::CallbackHandle handle_ = 0;
 };
 

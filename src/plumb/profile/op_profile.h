@@ -35,6 +35,20 @@ struct OpStat {
   double bytes_written = 0;
 };
 
+// One operator call or layer scope of a traced step (plumb profile --trace): what the
+// Chrome trace-event file shows.
+struct TraceEvent {
+  std::string name;       // "aten::mkldnn_convolution", or the layer of a layer scope
+  std::string kind;       // "operator", "autograd" (a backward node) or "layer"
+  std::string layer;      // module path in effect ("" when none)
+  std::string signature;  // operators: input shapes/dtypes/arguments (op_call.h)
+  double start_s = 0;     // from the start of the step
+  double duration_s = 0;
+  int thread = 0;    // 0 = the thread that ran the step; others in order of appearance
+  double flops = 0;  // the call's own work (0 for composite and uncosted calls)
+  double bytes = 0;
+};
+
 struct StepProfile {
   std::vector<OpStat> ops;
   int steps = 0;          // profiled steps the figures are averaged over

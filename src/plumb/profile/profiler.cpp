@@ -1,7 +1,9 @@
 // Profiling pass (see profiler.h).
 #include "plumb/profile/profiler.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -34,8 +36,49 @@ std::string profile_command(const Workload& w, const run::RunOptions& o, int ste
 
 }  // namespace
 
+namespace {
+
+// The recorded events of one step, resolved to names, layers and costs, times from the step's
+// start, threads renumbered so the step's own thread is 0.
+std::vector<TraceEvent> resolve_trace(const OpObserver& observer, int64_t step_start_ns) {
+  std::vector<const OpObserver::Event*> events;
+  for (const auto& e : observer.events()) events.push_back(&e);
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+  std::map<int, int> thread_of;  // the first event starts on the step's thread: index 0
+  std::vector<TraceEvent> out;
+  for (const auto* e : events) {
+    const int thread =
+        thread_of.emplace(e->thread, static_cast<int>(thread_of.size())).first->second;
+    TraceEvent t;
+    t.layer = observer.layer_name(e->layer);
+    if (e->totals == nullptr) {
+      t.name = t.layer;
+      t.kind = "layer";
+    } else {
+      const auto& totals = *e->totals;
+      t.name = totals.key.name;
+      const bool node = t.name.rfind("autograd::", 0) == 0 ||
+                        (totals.key.backward && t.name.find("::") == std::string::npos);
+      t.kind = node ? "autograd" : "operator";
+      t.signature = totals.key.signature;
+      if (totals.cost.costed && !totals.composite) {
+        t.flops = totals.cost.flops;
+        t.bytes = totals.cost.bytes_read + totals.cost.bytes_written;
+      }
+    }
+    t.start_s = static_cast<double>(e->start_ns - step_start_ns) * 1e-9;
+    t.duration_s = static_cast<double>(e->duration_ns) * 1e-9;
+    t.thread = thread;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
 ProfileResult profile_workload(const Workload& workload, const run::RunOptions& o, int steps,
-                               const run::ProgressFn& progress) {
+                               const run::ProgressFn& progress, bool trace) {
   run::validate_options(o);
   if (steps < 1) throw UsageError(fmt::format("--steps must be at least 1, got {}", steps));
   ProfileResult p;
@@ -54,8 +97,16 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
     {
       Attached attached(observer);
       for (int i = 0; i < steps; ++i) {
+        const bool traced = trace && i == steps - 1;
+        if (traced) observer.record_events(true);
+        const int64_t start_ns = run::steady_now_ns();
         p.profiled_s.push_back(loop.step());
         wall += p.profiled_s.back();
+        if (traced) {
+          p.trace_step_s = static_cast<double>(run::steady_now_ns() - start_ns) * 1e-9;
+          observer.record_events(false);
+          p.trace = resolve_trace(observer, start_ns);
+        }
       }
     }
     p.profile.steps = steps;

@@ -24,12 +24,17 @@ struct ProfileResult {
   bool steady_detected = false;
   std::vector<std::string> warnings;
   StepProfile profile;
+  // With a trace requested: every operator call and layer scope of the last observed step,
+  // and that step's wall time.
+  std::vector<TraceEvent> trace;
+  double trace_step_s = 0;
   double units_per_step = 0;
   std::string throughput_unit;
 };
 
-// `options.threads` is the one thread count of this pass; `steps` observed steps.
+// `options.threads` is the one thread count of this pass; `steps` observed steps; with
+// `trace`, the last of them is also recorded call by call (ProfileResult::trace).
 ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options, int steps,
-                               const run::ProgressFn& progress = {});
+                               const run::ProgressFn& progress = {}, bool trace = false);
 
 }  // namespace plumb::profile

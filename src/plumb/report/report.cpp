@@ -2,13 +2,9 @@
 // writes it atomically.
 #include "plumb/report/report.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -102,28 +98,6 @@ Page build_report(const ReportRequest& request) {
                 {}});
   page.footer = fmt::format("plumb {} ({}).", plumb_version(), plumb_git_commit());
   return page;
-}
-
-void write_file_atomically(const std::string& path, const std::string& html) {
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw UsageError(
-          fmt::format("cannot write '{}': check that its directory exists and is "
-                      "writable, or pass another path with -o",
-                      path));
-    out << html;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw UsageError(fmt::format("writing '{}' failed (disk full?)", path));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw UsageError(fmt::format("cannot replace '{}': check its permissions", path));
-  }
 }
 
 }  // namespace plumb::report

@@ -42,10 +42,6 @@ struct ReportRequest {
 // The page; throws UsageError for an unreadable database or a bad comparison request.
 Page build_report(const ReportRequest& request);
 
-// Writes `html` to `path` through a temporary file and a rename, so an existing report is
-// never left half-written. Throws UsageError when the directory is not writable.
-void write_file_atomically(const std::string& path, const std::string& html);
-
 // Sections (each file report_*.cpp); nullopt when the data for it is absent.
 std::optional<Section> machine_section(const ReportData& data);
 std::optional<Section> throughput_section(const ReportData& data);

@@ -19,8 +19,8 @@
 namespace plumb::run {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name", "workload", "modes", "measure", "threads",
-                                           "seed", "set",      "grid",  "budget"};
+const std::vector<std::string> kTopKeys = {"name",    "workload", "modes", "dtypes", "measure",
+                                           "threads", "seed",     "set",   "grid",   "budget"};
 const std::vector<std::string> kBudgetKeys = {"max_time", "max_warmup_time", "target_ci",
                                               "min_samples", "point_time_limit"};
 const std::vector<std::string> kRangeKeys = {"from", "to", "times", "step"};
@@ -112,6 +112,10 @@ SweepSpec spec_from_yaml(const YAML::Node& root, const std::string& default_name
     s.modes.clear();
     for (const auto& m : string_list(root["modes"], "modes")) s.modes.push_back(parse_mode(m));
   }
+  if (root["dtypes"]) {
+    s.dtypes.clear();
+    for (const auto& d : string_list(root["dtypes"], "dtypes")) s.dtypes.push_back(parse_dtype(d));
+  }
   if (root["measure"]) {
     for (const auto& m : string_list(root["measure"], "measure")) {
       if (std::find(kMeasures.begin(), kMeasures.end(), m) == kMeasures.end())
@@ -196,6 +200,7 @@ SweepSpec sweep_spec_from_grid(const std::string& workload, const std::vector<st
 
 void validate_sweep_spec(const SweepSpec& s, const Workload& w) {
   if (s.modes.empty()) throw UsageError("a sweep needs at least one mode");
+  if (s.dtypes.empty()) throw UsageError("a sweep needs at least one dtype");
   if (s.threads < 1) throw UsageError(fmt::format("threads must be at least 1, got {}", s.threads));
   if (s.budget.max_time_s <= 0 || s.budget.max_warmup_s <= 0 || s.budget.target_ci <= 0 ||
       s.budget.point_time_limit_s < 0)
@@ -214,12 +219,21 @@ void validate_sweep_spec(const SweepSpec& s, const Workload& w) {
   c.apply_settings(s.sets);
 }
 
+bool sweeps_precision(const SweepSpec& s) {
+  return !(s.dtypes.size() == 1 && s.dtypes.front() == Dtype::kFp32);
+}
+
 nlohmann::ordered_json canonical_json(const SweepSpec& s) {
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["workload"] = s.workload;
   j["modes"] = nlohmann::ordered_json::array();
   for (Mode m : s.modes) j["modes"].push_back(mode_name(m));
+  // Only when not the default, so a sweep stored before precisions existed keeps its key.
+  if (sweeps_precision(s)) {
+    j["dtypes"] = nlohmann::ordered_json::array();
+    for (Dtype d : s.dtypes) j["dtypes"].push_back(dtype_name(d));
+  }
   j["measure"] = nlohmann::ordered_json{"throughput"};
   if (s.measure_memory) j["measure"].push_back("memory");
   if (s.measure_profile) j["measure"].push_back("profile");
@@ -247,24 +261,28 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
   for (const auto& [key, values] : s.grid) per_mode *= values.size();
   std::vector<SweepPoint> points;
   for (Mode m : s.modes) {
-    for (size_t n = 0; n < per_mode; ++n) {
-      SweepPoint p;
-      p.index = points.size();
-      p.mode = m;
-      p.key = std::string("mode=") + mode_name(m);
-      // n in mixed radix, the last grid key the fastest digit.
-      std::vector<size_t> digit(s.grid.size());
-      size_t rest = n;
-      for (size_t k = s.grid.size(); k-- > 0;) {
-        digit[k] = rest % s.grid[k].second.size();
-        rest /= s.grid[k].second.size();
+    for (Dtype dtype : s.dtypes) {
+      for (size_t n = 0; n < per_mode; ++n) {
+        SweepPoint p;
+        p.index = points.size();
+        p.mode = m;
+        p.dtype = dtype;
+        p.key = std::string("mode=") + mode_name(m);
+        if (sweeps_precision(s)) p.key += std::string(" dtype=") + dtype_name(dtype);
+        // n in mixed radix, the last grid key the fastest digit.
+        std::vector<size_t> digit(s.grid.size());
+        size_t rest = n;
+        for (size_t k = s.grid.size(); k-- > 0;) {
+          digit[k] = rest % s.grid[k].second.size();
+          rest /= s.grid[k].second.size();
+        }
+        for (size_t k = 0; k < s.grid.size(); ++k) {
+          const std::string& value = s.grid[k].second[digit[k]];
+          p.values.emplace_back(s.grid[k].first, value);
+          p.key += " " + s.grid[k].first + "=" + value;
+        }
+        points.push_back(std::move(p));
       }
-      for (size_t k = 0; k < s.grid.size(); ++k) {
-        const std::string& value = s.grid[k].second[digit[k]];
-        p.values.emplace_back(s.grid[k].first, value);
-        p.key += " " + s.grid[k].first + "=" + value;
-      }
-      points.push_back(std::move(p));
     }
   }
   return points;

@@ -10,6 +10,7 @@
 //   name: paradnn-fc-cpu          # default: the file name without extension
 //   workload: paradnn_fc
 //   modes: [train]                # train and/or infer (default [train])
+//   dtypes: [fp32, bf16]          # precisions, each a run setting (default [fp32])
 //   measure: [throughput]         # throughput (always), memory, profile
 //   threads: 2
 //   seed: 0
@@ -30,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/core/mode.h"
+#include "plumb/core/precision.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
 
@@ -47,7 +49,8 @@ struct SweepSpec {
   std::string name;
   std::string workload;
   std::vector<Mode> modes = {Mode::kTrain};
-  bool measure_memory = false;   // the memory profiler's peaks per point
+  std::vector<Dtype> dtypes = {Dtype::kFp32};  // expanded like modes, inside each mode
+  bool measure_memory = false;                 // the memory profiler's peaks per point
   bool measure_profile = false;  // an operator profile per point (FLOPs, bytes, categories)
   int threads = 1;
   uint64_t seed = 0;
@@ -60,8 +63,11 @@ struct SweepSpec {
 struct SweepPoint {
   size_t index = 0;  // position in the full expansion (sharding splits on it)
   Mode mode = Mode::kTrain;
+  Dtype dtype = Dtype::kFp32;
   std::vector<std::pair<std::string, std::string>> values;  // grid key -> value, grid order
-  std::string key;  // "mode=train batch=64 nodes=32": identifies the point within its sweep
+  // "mode=train batch=64 nodes=32" ("mode=train dtype=bf16 ..." when the sweep lists
+  // precisions): identifies the point within its sweep
+  std::string key;
 };
 
 // Parses a YAML or JSON file (`name` defaults to the file's stem). Throws UsageError naming
@@ -80,6 +86,9 @@ void validate_sweep_spec(const SweepSpec& spec, const Workload& workload);
 
 // The canonical form (sorted, defaults filled in) and its hash: equal for equal sweeps.
 nlohmann::ordered_json canonical_json(const SweepSpec& spec);
+// True when the sweep lists precisions other than fp32 alone: its points then carry their
+// dtype in the key and in the stored parameters (a text parameter, so analyses group by it).
+bool sweeps_precision(const SweepSpec& spec);
 std::string sweep_key(const SweepSpec& spec);
 
 // Every point, modes outermost then the grid's keys in order (the last varies fastest).
