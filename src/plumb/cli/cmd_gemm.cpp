@@ -20,6 +20,7 @@
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
+#include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/text.h"
@@ -159,14 +160,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
                   "int8 acc16 emulation: bits of the weights' main part (the rest are outliers)")
       ->capture_default_str();
   cmd->callback([f, overrides, &exit_code] {
-    const auto& registry = workloads::default_registry();
-    std::vector<const Workload*> chosen;
-    if (!f->suites.empty()) chosen = registry.list(f->suites);
-    for (const auto& name : f->workloads) {
-      const Workload* w = &registry.get(name);
-      if (std::find(chosen.begin(), chosen.end(), w) == chosen.end()) chosen.push_back(w);
-    }
-    if (chosen.empty()) throw UsageError("name one or more workloads, or --suite S");
+    const std::vector<const Workload*> chosen = chosen_workloads(f->workloads, f->suites);
     std::vector<Mode> modes;
     for (const auto& m : parse_name_list("--mode", f->measure.mode)) modes.push_back(parse_mode(m));
     std::vector<std::string> dtypes;
@@ -191,7 +185,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
     const std::string group = fmt::format("gemm-{}-{}", run::utc_now_iso8601(), getpid());
     std::vector<Source> sources;
     for (const auto& o : plan) {
-      const Workload& w = registry.get(o.workload);
+      const Workload& w = workloads::default_registry().get(o.workload);
       if (f->from_db) {
         if (auto s = stored_source(*db, o.workload, mode_name(o.mode))) {
           std::cerr << fmt::format("{} {}: stored profile {} (batch {})\n", o.workload,
@@ -299,8 +293,8 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
         census.rows.size(), census.sources, format_percent(census.gemm_share),
         census.unread.empty() ? "" : "; shape unread for " + join(census.unread, ", "));
     if (census.rows.empty()) return;
-    Table shapes({"shape (batch x MxNxK)", "share", "calls/step", "FLOP/B fp32", "square of same MACs: FLOP/B",
-                  "used by"});
+    Table shapes({"shape (batch x MxNxK)", "share", "calls/step", "FLOP/B fp32",
+                  "square of same MACs: FLOP/B", "used by"});
     for (size_t i = 0; i < measured; ++i) {
       const auto& r = census.rows[i];
       shapes.add_row(

@@ -15,6 +15,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/measure_options.h"
+#include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
@@ -48,26 +49,6 @@ struct LayerError {
   std::string layer;
   run::OutputError error;
 };
-
-store::StoredRun time_and_store(const Workload& w, const run::RunOptions& o,
-                                store::ResultsStore& db, const std::string& tag) {
-  std::cerr << fmt::format("timing {} {} {} batch {} threads {} ...\n", w.info.name,
-                           mode_name(o.mode), dtype_name(o.dtype), o.config.get_int("batch"),
-                           o.threads);
-  const auto env = platform::capture_environment(o.threads, o.device);
-  const auto result =
-      run::run_workload(w, o, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
-  for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
-  const int64_t id = db.save_run(o, result, env, tag);
-  return *db.load_run(id, /*with_samples=*/true);
-}
-
-analysis::ThroughputComparison speed_against(const store::StoredRun& fp32,
-                                             const store::StoredRun& other) {
-  analysis::SideSamples a{{fp32.result.samples_s}, {fp32.result.units_per_step}, {}};
-  analysis::SideSamples b{{other.result.samples_s}, {other.result.units_per_step}, {}};
-  return analysis::compare_throughput(a, b, analysis::ComparisonOptions{});
-}
 
 nlohmann::ordered_json error_json(const run::OutputError& e) {
   nlohmann::ordered_json j;
@@ -243,21 +224,7 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     // Stored, so the report can draw speed against error and compare can find them.
     const auto save = [&](const store::StoredRun& run, const analysis::ThroughputComparison& speed,
                           bool measured, const run::OutputError& e, const std::string& note) {
-      store::PrecisionComparisonRecord rec;
-      rec.run_id = run.id;
-      rec.reference_run_id = fp32.id;
-      rec.speedup = speed.ratio;
-      rec.speedup_low = speed.ci_low;
-      rec.speedup_high = speed.ci_high;
-      rec.error_measured = measured;
-      if (measured) {
-        rec.error = e;
-      } else {
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        rec.error.relative_l2 = rec.error.max_abs = rec.error.cosine = rec.error.agreement = nan;
-      }
-      rec.note = note;
-      db->save_precision_comparison(rec);
+      save_precision_comparison(*db, run, fp32, speed, measured, e, note);
     };
     for (const auto& row : rows)
       if (row.run.id != fp32.id && row.run.result.status == run::RunStatus::kOk)

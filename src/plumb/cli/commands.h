@@ -22,6 +22,7 @@ void add_roofline_command(CLI::App& app, int& exit_code);
 void add_project_command(CLI::App& app);
 void add_compare_command(CLI::App& app, int& exit_code);  // exit 1: significant slowdown
 void add_precision_command(CLI::App& app, int& exit_code);
-void add_gemm_command(CLI::App& app, int& exit_code);  // GEMM shapes per precision
+void add_gemm_command(CLI::App& app, int& exit_code);          // GEMM shapes per precision
+void add_characterize_command(CLI::App& app, int& exit_code);  // the main job, resumable
 
 }  // namespace plumb::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_compare_command(app, exit_code);
   plumb::cli::add_precision_command(app, exit_code);
   plumb::cli::add_gemm_command(app, exit_code);
+  plumb::cli::add_characterize_command(app, exit_code);
   plumb::cli::add_export_command(app);
   plumb::cli::add_report_command(app);
 

@@ -1,0 +1,439 @@
+// plumb characterize: what each workload does to the machine, measured in one pass that is
+// stored as it goes. Per workload: throughput in training and inference, an operator profile
+// of each mode (categories, operators, FLOPs and bytes: what the report's roofline, similarity
+// and category views read), the memory mix of a training step, and inference speed and output
+// error per precision against fp32. Every item is stored the moment it finishes, tagged with
+// the characterization's name, so a killed pass rerun with the same name repeats nothing that
+// finished (the item that was running is measured again).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plumb/analysis/breakdown.h"
+#include "plumb/cli/commands.h"
+#include "plumb/cli/list_options.h"
+#include "plumb/cli/precision_measure.h"
+#include "plumb/cli/table.h"
+#include "plumb/cli/workload_selection.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/json_number.h"
+#include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
+#include "plumb/profile/memory_profiler.h"
+#include "plumb/profile/profiler.h"
+#include "plumb/run/output_error.h"
+#include "plumb/run/runner.h"
+#include "plumb/run/step_loop.h"
+#include "plumb/store/results_store.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct CharacterizeFlags {
+  std::vector<std::string> workloads;
+  std::string suites;
+  bool quick = false;
+  std::string name;            // default: "quick" or "full"
+  std::string size = "suite";  // suite: plumb suite's batches and sizes; tiny: the tests' sizes
+  int threads = 0;             // 0: every online core
+  std::string dtypes = "bf16,int8";
+  double max_time = 0, max_warmup_time = 0;  // 0: by --quick
+  uint64_t seed = 0;
+  std::string db = "plumb.db";
+  bool json = false;
+};
+
+// One measurement of the pass. Keys name what is stored, so the store says what is done.
+struct Item {
+  const Workload* workload = nullptr;
+  std::string kind;  // "run", "profile", "memory", "precision"
+  Mode mode = Mode::kInfer;
+  Dtype dtype = Dtype::kFp32;
+  std::string key() const {
+    return fmt::format("{}|{}|{}|{}", workload->info.name, kind, mode_name(mode),
+                       dtype_name(dtype));
+  }
+  std::string label() const {
+    return fmt::format("{} {} {}{}", workload->info.name, kind, mode_name(mode),
+                       dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(dtype));
+  }
+};
+
+std::string item_key(const std::string& workload, const char* kind, const std::string& mode,
+                     const std::string& dtype) {
+  return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
+}
+
+// What the store already holds under `tag`: runs, profiles and memory passes by their item
+// key; a precision counts as done when its run failed (stored with its status) or when its
+// comparison with fp32 is stored.
+struct Stored {
+  std::set<std::string> done;
+  std::map<std::string, store::StoredRun> fp32_infer;  // workload -> its ok fp32 inference run
+  // Precision runs stored without their comparison (a pass killed in between): by item key,
+  // compared on resume instead of timed again.
+  std::map<std::string, store::StoredRun> uncompared;
+};
+
+Stored read_stored(const store::ResultsStore& db, const std::string& tag) {
+  Stored s;
+  std::map<int64_t, store::StoredRun> precision_runs;
+  for (auto& r : db.load_runs(/*with_samples=*/false)) {
+    if (r.tag != tag) continue;
+    if (r.dtype == "fp32") {
+      s.done.insert(item_key(r.workload, "run", r.mode, "fp32"));
+      if (r.mode == "infer" && r.result.status == run::RunStatus::kOk) s.fp32_infer[r.workload] = r;
+    } else if (r.result.status != run::RunStatus::kOk) {
+      s.done.insert(item_key(r.workload, "precision", r.mode, r.dtype));
+    } else {
+      precision_runs[r.id] = r;
+    }
+  }
+  for (const auto& c : db.load_precision_comparisons()) {
+    const auto it = precision_runs.find(c.run_id);
+    if (it == precision_runs.end()) continue;
+    s.done.insert(item_key(it->second.workload, "precision", it->second.mode, it->second.dtype));
+    precision_runs.erase(it);
+  }
+  for (auto& [id, r] : precision_runs)
+    s.uncompared[item_key(r.workload, "precision", r.mode, r.dtype)] = r;
+  for (const auto& p : db.load_profiles(tag))
+    s.done.insert(item_key(p.workload, "profile", p.mode, "fp32"));
+  for (const auto& m : db.load_memory_profiles(tag))
+    s.done.insert(item_key(m.workload, "memory", m.mode, "fp32"));
+  return s;
+}
+
+struct Budget {
+  double max_time, max_warmup, target_ci, precision_time;
+  int profile_steps;
+};
+
+Budget budget_of(const CharacterizeFlags& f) {
+  Budget b = f.quick ? Budget{4, 4, 0.05, 2, 1} : Budget{10, 10, 0.02, 6, 2};
+  if (f.max_time > 0) b.max_time = b.precision_time = f.max_time;
+  if (f.max_warmup_time > 0) b.max_warmup = f.max_warmup_time;
+  return b;
+}
+
+run::RunOptions options_for(const CharacterizeFlags& f, const Budget& b, const Item& item) {
+  const Workload& w = *item.workload;
+  run::RunOptions o;
+  o.workload = w.info.name;
+  o.mode = item.mode;
+  o.dtype = item.dtype;
+  if (f.size == "tiny") {
+    o.config = w.default_config();
+    o.config.apply_settings(w.info.tiny_config);
+  } else {
+    o.config = suite_config(w);
+  }
+  o.threads = f.threads;
+  o.seed = f.seed;
+  o.target_ci = b.target_ci;
+  o.min_samples = 5;
+  o.max_time_s = item.kind == "precision" ? b.precision_time : b.max_time;
+  o.max_warmup_s = b.max_warmup;
+  if (item.kind == "profile" || item.kind == "memory")
+    o.max_warmup_s = std::min(b.max_warmup, 3.0);  // the timed run already found the steady step
+  run::validate_options(o);
+  return o;
+}
+
+std::vector<Item> plan_items(const std::vector<const Workload*>& workloads,
+                             const std::vector<Dtype>& dtypes) {
+  std::vector<Item> items;
+  for (const Workload* w : workloads) {
+    std::vector<Mode> modes;
+    if (w->info.train_by_default) modes.push_back(Mode::kTrain);
+    modes.push_back(Mode::kInfer);
+    for (Mode m : modes) items.push_back({w, "run", m, Dtype::kFp32});
+    for (Mode m : modes) items.push_back({w, "profile", m, Dtype::kFp32});
+    if (w->info.train_by_default) items.push_back({w, "memory", Mode::kTrain, Dtype::kFp32});
+    for (Dtype d : dtypes) items.push_back({w, "precision", Mode::kInfer, d});
+  }
+  return items;
+}
+
+std::string eta_text(double seconds) {
+  if (!(seconds >= 0)) return "?";
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  return fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
+// Measures one item and stores it; false when it failed (stored with its status).
+bool measure(const Item& item, const run::RunOptions& o, const Budget& b, const std::string& tag,
+             store::ResultsStore& db, std::map<std::string, std::vector<torch::Tensor>>& outputs) {
+  const Workload& w = *item.workload;
+  const auto progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
+  const auto env = platform::capture_environment(o.threads, o.device);
+  if (item.kind == "run") {
+    const auto r = run::run_workload(w, o, progress);
+    db.save_run(o, r, env, tag);
+    return r.status == run::RunStatus::kOk;
+  }
+  if (item.kind == "profile") {
+    const auto p = profile::profile_workload(w, o, b.profile_steps, progress);
+    db.save_profile(o, p, env, tag, tag);
+    return p.status == run::RunStatus::kOk;
+  }
+  if (item.kind == "memory") {
+    const auto m = profile::profile_memory(w, o, profile::MemoryOptions{});
+    db.save_memory_profile(o, m, env, tag, tag);
+    return m.status == run::RunStatus::kOk;
+  }
+  // A precision against the stored fp32 inference run of the same pass.
+  const Stored stored = read_stored(db, tag);
+  const auto reference = stored.fp32_infer.find(w.info.name);
+  if (reference == stored.fp32_infer.end()) {
+    std::cerr << "  no fp32 inference run to compare with: skipped\n";
+    return false;
+  }
+  const auto timed = stored.uncompared.find(item.key());
+  const auto run = timed != stored.uncompared.end()
+                       ? *db.load_run(timed->second.id, /*with_samples=*/true)
+                       : time_and_store(w, o, db, tag);
+  if (run.result.status != run::RunStatus::kOk)
+    return run.result.status == run::RunStatus::kUnsupported;
+  const auto fp32_run = db.load_run(reference->second.id, /*with_samples=*/true);
+  run::RunOptions ref_options = o;
+  ref_options.dtype = Dtype::kFp32;
+  auto& ref_outputs = outputs[w.info.name];
+  std::string note;
+  if (ref_outputs.empty()) {
+    const auto ref = run::capture_outputs(w, ref_options, run::kDefaultBatchPool);
+    if (ref.exposes_output) ref_outputs = ref.outputs;
+  }
+  run::OutputError error;
+  bool measured = false;
+  if (ref_outputs.empty()) {
+    note = w.info.name + " does not expose its output yet: speed only";
+  } else {
+    const auto capture = run::capture_outputs(w, o, run::kDefaultBatchPool);
+    if (capture.status == run::RunStatus::kOk) {
+      error = run::compare_outputs(ref_outputs, capture.outputs);
+      measured = true;
+    } else {
+      note = capture.message;
+    }
+  }
+  save_precision_comparison(db, run, *fp32_run, speed_against(*fp32_run, run), measured, error,
+                            note);
+  return true;
+}
+
+// ---- The summary: what the pass found, per workload ----
+
+struct WorkloadSummary {
+  std::map<std::string, const store::StoredRun*> runs;  // mode -> fp32 run
+  std::map<std::string, const store::StoredProfile*> profiles;
+  const store::StoredMemoryProfile* memory = nullptr;
+  std::vector<const store::PrecisionComparisonRecord*> precisions;
+  std::vector<const store::StoredRun*> unsupported;  // precisions this CPU or LibTorch cannot run
+};
+
+std::string top_categories(const store::StoredProfile* p, size_t n) {
+  if (p == nullptr || p->result.profile.ops.empty()) return "-";
+  const auto b = analysis::breakdown(p->result.profile, analysis::GroupBy::kCategory);
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < b.rows.size() && i < n; ++i)
+    parts.push_back(fmt::format("{} {}", b.rows[i].name, format_percent(b.rows[i].time_share, 0)));
+  return join(parts, ", ");
+}
+
+std::string memory_mix(const store::StoredMemoryProfile* m) {
+  if (m == nullptr || m->result.status != run::RunStatus::kOk) return "-";
+  const auto& at = m->result.breakdown.at_total_peak;
+  const double total = static_cast<double>(m->result.breakdown.total_peak);
+  size_t largest = 0;
+  for (size_t c = 1; c < at.size(); ++c)
+    if (at[c] > at[largest]) largest = c;
+  return fmt::format("{:.0f} MB, {} {}", total / 1e6,
+                     profile::category_key(profile::category_at(largest)),
+                     format_percent(total > 0 ? static_cast<double>(at[largest]) / total : 0, 0));
+}
+
+}  // namespace
+
+void add_characterize_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "characterize",
+      "The main job: throughput, operator profile, memory mix and precisions of each workload, "
+      "stored as it goes (rerun to resume)");
+  auto f = std::make_shared<CharacterizeFlags>();
+  cmd->add_option("workloads", f->workloads, "Workload names (see plumb list)");
+  cmd->add_option("--suite", f->suites, "Every workload of these suites, e.g. fathom,tbd");
+  cmd->add_flag("--quick", f->quick,
+                "Short budgets (4 s per timed run, 1 profiled step, 2 s per precision): the "
+                "README's main job");
+  cmd->add_option("--name", f->name,
+                  "The characterization's name in the database: rerunning with the same name "
+                  "resumes it (default: quick or full)");
+  cmd->add_option("--size", f->size,
+                  "suite: the batches and sizes plumb suite measures; tiny: seconds-per-step "
+                  "models (a smoke test)")
+      ->capture_default_str();
+  cmd->add_option("--threads", f->threads, "Intra-op threads (default: every online core)");
+  cmd->add_option("--dtypes", f->dtypes, "Precisions measured against fp32 in inference, or none")
+      ->capture_default_str();
+  cmd->add_option("--max-time", f->max_time, "Measurement budget per timed run, seconds");
+  cmd->add_option("--max-warmup-time", f->max_warmup_time, "Warm-up cap per run, seconds");
+  cmd->add_option("--seed", f->seed, "Seed for weights and synthetic data")->capture_default_str();
+  cmd->add_option("--db", f->db, "Results database (SQLite)")->capture_default_str();
+  cmd->add_flag("--json", f->json, "Print one JSON document on stdout");
+  cmd->callback([f, &exit_code] {
+    const std::vector<const Workload*> chosen = chosen_workloads(f->workloads, f->suites);
+    if (f->size != "suite" && f->size != "tiny")
+      throw UsageError("--size must be suite or tiny, got '" + f->size + "'");
+    if (f->threads < 0) throw UsageError("--threads must be at least 1");
+    if (f->threads == 0) f->threads = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+    if (f->max_time < 0 || f->max_warmup_time < 0)
+      throw UsageError("--max-time and --max-warmup-time must be positive");
+    std::vector<Dtype> dtypes;
+    if (f->dtypes != "none" && !f->dtypes.empty()) {
+      dtypes = parse_dtype_list(f->dtypes);
+      dtypes.erase(std::remove(dtypes.begin(), dtypes.end(), Dtype::kFp32), dtypes.end());
+    }
+    if (f->name.empty()) f->name = f->quick ? "quick" : "full";
+    const std::string tag = "characterize:" + f->name;
+    const Budget budget = budget_of(*f);
+    const auto items = plan_items(chosen, dtypes);
+    // Every item's options are checked before the first measurement starts.
+    std::vector<run::RunOptions> options;
+    for (const auto& item : items) options.push_back(options_for(*f, budget, item));
+
+    auto db = store::ResultsStore::open(f->db);
+    const Stored before = read_stored(*db, tag);
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (before.done.count(items[i].key()) == 0) todo.push_back(i);
+    std::cerr << fmt::format(
+        "characterization '{}' of {} workload(s), {} thread(s): {} items, {} already stored, {} to "
+        "measure (rerun the same command to resume if it stops)\n",
+        f->name, chosen.size(), f->threads, items.size(), items.size() - todo.size(), todo.size());
+    const auto start = Clock::now();
+    std::map<std::string, std::vector<torch::Tensor>> outputs;  // fp32 outputs per workload
+    int failed = 0;
+    for (size_t n = 0; n < todo.size(); ++n) {
+      const Item& item = items[todo[n]];
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      std::cerr << fmt::format(
+          "[{}/{}] {} (elapsed {}, ETA {})\n", n + 1, todo.size(), item.label(), eta_text(elapsed),
+          n == 0
+              ? std::string("?")
+              : eta_text(elapsed / static_cast<double>(n) * static_cast<double>(todo.size() - n)));
+      if (!measure(item, options[todo[n]], budget, tag, *db, outputs)) {
+        ++failed;
+        std::cerr << "  " << item.label() << ": failed (stored with its status)\n";
+      }
+    }
+    if (failed > 0) exit_code = 1;
+
+    // The summary, from the store: what this and any earlier part of the pass measured.
+    const auto runs = db->load_runs(false);
+    const auto profiles = db->load_profiles(tag);
+    const auto memories = db->load_memory_profiles(tag);
+    const auto comparisons = db->load_precision_comparisons();
+    std::map<std::string, WorkloadSummary> by_workload;
+    for (const auto& r : runs) {
+      if (r.tag != tag) continue;
+      if (r.dtype == "fp32") by_workload[r.workload].runs[r.mode] = &r;
+      if (r.result.status == run::RunStatus::kUnsupported)
+        by_workload[r.workload].unsupported.push_back(&r);
+    }
+    for (const auto& p : profiles) by_workload[p.workload].profiles[p.mode] = &p;
+    for (const auto& m : memories) by_workload[m.workload].memory = &m;
+    for (const auto& c : comparisons)
+      if (c.tag == tag) by_workload[c.workload].precisions.push_back(&c);
+
+    nlohmann::ordered_json out;
+    out["name"] = f->name;
+    out["tag"] = tag;
+    out["threads"] = f->threads;
+    out["items"] = items.size();
+    out["measured"] = todo.size();
+    out["already_stored"] = items.size() - todo.size();
+    out["failed"] = failed;
+    out["workloads"] = nlohmann::ordered_json::array();
+    Table table({"workload", "train", "infer", "where time goes (infer)", "train memory peak",
+                 "precisions (infer x fp32, error)"});
+    for (const Workload* w : chosen) {
+      const auto& s = by_workload[w->info.name];
+      nlohmann::ordered_json j;
+      j["workload"] = w->info.name;
+      std::vector<std::string> cells = {w->info.name};
+      for (const char* mode : {"train", "infer"}) {
+        const auto it = s.runs.find(mode);
+        if (it == s.runs.end()) {
+          cells.push_back("-");
+          continue;
+        }
+        const auto& r = it->second->result;
+        j["runs"][mode] = {{"run_id", it->second->id},
+                           {"status", run::status_name(r.status)},
+                           {"throughput", json_number(r.throughput)},
+                           {"unit", r.throughput_unit}};
+        cells.push_back(
+            r.status == run::RunStatus::kOk
+                ? fmt::format("{} {}", format_number(r.throughput, 1), r.throughput_unit)
+                : run::status_name(r.status));
+      }
+      for (const auto& [mode, p] : s.profiles) {
+        j["profiles"][mode] = {{"profile_id", p->id},
+                               {"status", run::status_name(p->result.status)},
+                               {"top_categories", top_categories(p, 3)}};
+      }
+      const auto infer_profile = s.profiles.find("infer");
+      cells.push_back(
+          top_categories(infer_profile == s.profiles.end() ? nullptr : infer_profile->second, 2));
+      if (s.memory != nullptr)
+        j["memory"] = {{"memory_id", s.memory->id},
+                       {"status", run::status_name(s.memory->result.status)},
+                       {"total_peak_bytes", s.memory->result.breakdown.total_peak}};
+      cells.push_back(memory_mix(s.memory));
+      std::vector<std::string> prec;
+      j["precisions"] = nlohmann::ordered_json::array();
+      for (const auto* c : s.precisions) {
+        j["precisions"].push_back({{"dtype", c->dtype},
+                                   {"run_id", c->run_id},
+                                   {"speedup", json_number(c->speedup)},
+                                   {"relative_l2", json_number(c->error.relative_l2)},
+                                   {"agreement", json_number(c->error.agreement)},
+                                   {"agreement_kind", c->error.agreement_kind}});
+        // Tokens are compared by agreement (an L2 distance of token ids means nothing).
+        std::string error;
+        if (c->error_measured)
+          error = c->error.agreement_kind == "token"
+                      ? fmt::format(" (tokens {})", format_percent(c->error.agreement, 0))
+                      : fmt::format(" ({:.1e})", c->error.relative_l2);
+        prec.push_back(fmt::format("{} {:.2f}x{}", c->dtype, c->speedup, error));
+      }
+      for (const auto* r : s.unsupported) prec.push_back(r->dtype + " unsupported");
+      cells.push_back(prec.empty() ? "-" : join(prec, ", "));
+      table.add_row(cells);
+      out["workloads"].push_back(j);
+    }
+    if (f->json) {
+      std::cout << out.dump(2) << '\n';
+      return;
+    }
+    table.print(std::cout);
+    std::cout << fmt::format(
+        "\nstored under '{}' in {}: plumb report --db {} draws every workload's profile, "
+        "roofline, memory and precision views and the cross-workload similarity\n",
+        tag, db->path(), db->path());
+  });
+}
+
+}  // namespace plumb::cli

@@ -1,0 +1,108 @@
+// plumb characterize end to end: every item of every workload stored once under the
+// characterization's tag, a pass killed mid-way resumed without repeating what finished, and
+// bad input refused before anything runs.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+
+namespace plumb::testing {
+namespace {
+
+constexpr const char* kPass =
+    "characterize autoenc resnet50 --quick --size tiny --dtypes int8 --threads 1";
+
+// Items stored so far: "workload kind mode dtype" -> how many records (each must be 1).
+std::map<std::string, int> stored_items(const std::string& db) {
+  std::map<std::string, int> out;
+  try {
+    SQLite::Database d(db, SQLite::OPEN_READONLY);
+    SQLite::Statement runs(d, "SELECT workload, mode, dtype FROM runs WHERE tag = ?");
+    runs.bind(1, "characterize:quick");
+    while (runs.executeStep())
+      ++out[runs.getColumn(0).getString() + " run " + runs.getColumn(1).getString() + " " +
+            runs.getColumn(2).getString()];
+    for (const char* table : {"profiles", "memory_profiles"}) {
+      SQLite::Statement q(d, std::string("SELECT workload, mode FROM ") + table + " WHERE tag = ?");
+      q.bind(1, "characterize:quick");
+      while (q.executeStep())
+        ++out[q.getColumn(0).getString() + " " + table + " " + q.getColumn(1).getString()];
+    }
+    SQLite::Statement c(d, "SELECT count(*) FROM precision_comparisons");
+    c.executeStep();
+    if (c.getColumn(0).getInt() > 0) out["comparisons"] = c.getColumn(0).getInt();
+  } catch (const std::exception&) {
+    // not created yet
+  }
+  return out;
+}
+
+TEST_F(Cli, CharacterizeKilledMidWayResumesWithoutRepeating) {
+  // 12 items: per workload a timed run and a profile of each mode, a training memory pass and
+  // int8 inference against fp32. Killed once autoenc's five fp32 items are stored.
+  const std::string pidfile = (dir_ / "pid").string();
+  std::system((std::string(PLUMB_BINARY) + " " + kPass + " --db " + db() + " >/dev/null 2>" +
+               (dir_ / "e1").string() + " & echo $! > " + pidfile)
+                  .c_str());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (stored_items(db()).count("autoenc memory_profiles train") == 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ::kill(std::stoi(slurp(pidfile)), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto before = stored_items(db());
+  ASSERT_TRUE(before.count("autoenc memory_profiles train")) << slurp(dir_ / "e1");
+  ASSERT_EQ(before.count("resnet50 memory_profiles train"), 0u)
+      << "the pass finished before it could be killed";
+
+  const auto r = plumb(std::string(kPass) + " --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("items"), 12);
+  EXPECT_EQ(doc.at("already_stored").get<size_t>() + doc.at("measured").get<size_t>(), 12u);
+  EXPECT_GE(doc.at("already_stored").get<size_t>(), 5u);
+  EXPECT_LT(doc.at("measured").get<size_t>(), 12u - 4u);
+
+  const auto after = stored_items(db());
+  for (const auto& [item, n] : after) {
+    if (item == "comparisons") continue;
+    EXPECT_EQ(n, 1) << item << " stored more than once";
+  }
+  for (const char* w : {"autoenc", "resnet50"}) {
+    for (const char* mode : {"train", "infer"}) {
+      EXPECT_EQ(after.count(std::string(w) + " run " + mode + " fp32"), 1u) << w << mode;
+      EXPECT_EQ(after.count(std::string(w) + " profiles " + mode), 1u) << w << mode;
+    }
+    EXPECT_EQ(after.count(std::string(w) + " memory_profiles train"), 1u) << w;
+    EXPECT_EQ(after.count(std::string(w) + " run infer int8"), 1u) << w;
+  }
+  EXPECT_EQ(after.at("comparisons"), 2);
+  for (const auto& w : doc.at("workloads")) {
+    EXPECT_EQ(w.at("runs").at("infer").at("status"), "ok") << w;
+    EXPECT_GT(w.at("memory").at("total_peak_bytes").get<double>(), 0) << w;
+    ASSERT_EQ(w.at("precisions").size(), 1u) << w;
+    EXPECT_GT(w.at("precisions")[0].at("speedup").get<double>(), 0) << w;
+  }
+  // Nothing left: a third run measures nothing.
+  const auto again = plumb(std::string(kPass) + " --json --db " + db());
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("measured"), 0);
+}
+
+TEST_F(Cli, CharacterizeBadInputIsAUsageError) {
+  expect_usage_error("characterize --db " + db(), "name one or more workloads");
+  expect_usage_error("characterize autoenc --size huge --db " + db(), "--size must be suite");
+  expect_usage_error("characterize autoenc --dtypes fp32,int4 --db " + db(),
+                     "valid: fp32, bf16, fp16, int8");
+  expect_usage_error("characterize --suite nosuch --db " + db(), "nosuch");
+}
+
+}  // namespace
+}  // namespace plumb::testing
