@@ -91,6 +91,12 @@ TEST_F(Cli, CharacterizeKilledMidWayResumesWithoutRepeating) {
     ASSERT_EQ(w.at("precisions").size(), 1u) << w;
     EXPECT_GT(w.at("precisions")[0].at("speedup").get<double>(), 0) << w;
   }
+  // Across the set: both workloads' category shares and their dendrogram, per mode.
+  ASSERT_EQ(doc.at("cross_set").size(), 2u);
+  for (const auto& c : doc.at("cross_set")) {
+    EXPECT_EQ(c.at("items").size(), 2u) << c.at("mode");
+    EXPECT_EQ(c.at("dendrogram").at("merges").size(), 1u) << c.at("mode");
+  }
   // Nothing left: a third run measures nothing.
   const auto again = plumb(std::string(kPass) + " --json --db " + db());
   EXPECT_EQ(nlohmann::json::parse(again.out).at("measured"), 0);

@@ -2,9 +2,10 @@
 // stored as it goes. Per workload: throughput in training and inference, an operator profile
 // of each mode (categories, operators, FLOPs and bytes: what the report's roofline, similarity
 // and category views read), the memory mix of a training step, and inference speed and output
-// error per precision against fp32. Every item is stored the moment it finishes, tagged with
-// the characterization's name, so a killed pass rerun with the same name repeats nothing that
-// finished (the item that was running is measured again).
+// error per precision against fp32; across the set, the category shares and their clustering. Every
+// item is stored the moment it finishes, tagged with the characterization's name, so a killed pass
+// rerun with the same name repeats nothing that finished (the item that was running is measured
+// again).
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/similarity.h"
+#include "plumb/analysis/similarity_inputs.h"
 #include "plumb/cli/commands.h"
+#include "plumb/cli/dendrogram_text.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"
@@ -264,6 +268,53 @@ std::string memory_mix(const store::StoredMemoryProfile* m) {
                      format_percent(total > 0 ? static_cast<double>(at[largest]) / total : 0, 0));
 }
 
+// Across the set, per mode: each workload's operator-time shares by category (Fathom's heat
+// map, Fig. 5) and their clustering (Fathom's dendrogram, Fig. 4: centroid linkage on cosine
+// distance). Null when fewer than two workloads were profiled in the mode.
+struct CrossSet {
+  std::string mode;
+  analysis::FeatureVectors vectors;
+  analysis::Dendrogram tree;
+};
+
+std::vector<CrossSet> cross_set_views(const store::ResultsStore& db, const std::string& tag,
+                                      const std::vector<const Workload*>& chosen, int threads) {
+  std::vector<CrossSet> out;
+  for (const char* mode : {"train", "infer"}) {
+    analysis::SimilarityQuery q;
+    q.mode = mode;
+    q.tag = tag;
+    q.threads = threads;
+    for (const Workload* w : chosen) q.workloads.push_back(w->info.name);
+    try {
+      CrossSet c{mode, analysis::profile_vectors(db, q), {}};
+      c.tree = analysis::cluster(c.vectors, analysis::Linkage::kCentroid);
+      out.push_back(std::move(c));
+    } catch (const UsageError&) {
+      // Fewer than two workloads profiled in this mode: nothing to compare.
+    }
+  }
+  return out;
+}
+
+void print_cross_set(const CrossSet& c) {
+  const size_t shown = std::min<size_t>(c.vectors.features.size(), 7);
+  std::vector<std::string> header = {c.mode + ": share of operator time"};
+  for (size_t f = 0; f < shown; ++f) header.push_back(c.vectors.features[f]);
+  Table t(header);
+  for (size_t i = 0; i < c.vectors.labels.size(); ++i) {
+    std::vector<std::string> row = {c.vectors.labels[i]};
+    for (size_t f = 0; f < shown; ++f) row.push_back(format_percent(c.vectors.values[i][f], 0));
+    t.add_row(row);
+  }
+  std::cout << '\n';
+  t.print(std::cout);
+  std::cout << fmt::format(
+      "\n{}: workloads clustered by those shares (cosine distance, centroid "
+      "linkage)\n{}",
+      c.mode, dendrogram_text(c.tree));
+}
+
 }  // namespace
 
 void add_characterize_command(CLI::App& app, int& exit_code) {
@@ -424,11 +475,23 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       table.add_row(cells);
       out["workloads"].push_back(j);
     }
+    const auto cross = cross_set_views(*db, tag, chosen, f->threads);
+    out["cross_set"] = nlohmann::ordered_json::array();
+    for (const auto& c : cross) {
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < c.vectors.labels.size(); ++i)
+        rows.push_back({{"label", c.vectors.labels[i]}, {"shares", c.vectors.values[i]}});
+      out["cross_set"].push_back({{"mode", c.mode},
+                                  {"features", c.vectors.features},
+                                  {"items", rows},
+                                  {"dendrogram", analysis::dendrogram_json(c.tree)}});
+    }
     if (f->json) {
       std::cout << out.dump(2) << '\n';
       return;
     }
     table.print(std::cout);
+    for (const auto& c : cross) print_cross_set(c);
     std::cout << fmt::format(
         "\nstored under '{}' in {}: plumb report --db {} draws every workload's profile, "
         "roofline, memory and precision views and the cross-workload similarity\n",
