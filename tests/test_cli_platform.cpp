@@ -169,6 +169,27 @@ TEST_F(Cli, RooflinePlacesEveryLayerWithABound) {
   expect_usage_error("roofline resnet50 --peak vector --db " + db(), "instruction or gemm");
 }
 
+// The detection models label their layers as torchvision does ("backbone.conv1") while their
+// modules are registered under other paths, and their trunk's first convolution is frozen: the
+// weights each layer reads are still its own (matched by the tensors the layer reads), frozen
+// ones included, so no layer with compute is left out.
+TEST_F(Cli, InfoIntensityCountsWeightsOfLayersLabelledApartFromTheirModules) {
+  Result r = plumb(
+      "info faster_rcnn_shufflenet --intensity --json --set image_height=128 --set "
+      "image_width=128");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out)["intensity"];
+  EXPECT_TRUE(j["unmatched_layers"].empty()) << j["unmatched_layers"];
+  EXPECT_GT(j["model_ops_per_weight"].get<double>(), 0);
+  bool found = false;
+  for (const auto& l : j["layers"])
+    if (l["name"] == "backbone.conv1") {
+      found = true;
+      EXPECT_DOUBLE_EQ(l["parameters"].get<double>(), 24.0 * 3 * 3 * 3);  // frozen, counted
+    }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(Cli, InfoIntensityAndProjectionOfResnet50) {
   Result r = plumb("info resnet50 --intensity --json");
   ASSERT_EQ(r.code, 0) << r.err;
