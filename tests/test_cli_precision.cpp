@@ -58,9 +58,9 @@ TEST_F(Cli, RunDtypeListRunsEachAndBadDtypesAreUsageErrors) {
   EXPECT_EQ(j.at("runs")[0].at("command").get<std::string>().find("--dtype"), std::string::npos);
   expect_usage_error(std::string("run ") + kTinyPrecisionAutoenc + " --dtype int4 --db " + db(),
                      "valid: fp32, bf16, fp16, int8");
-  expect_usage_error(std::string("run ") + kTinyPrecisionAutoenc +
-                         " --dtype int8 --embedding-bits 6 --db " + db(),
-                     "--embedding-bits must be 8 or 4");
+  expect_usage_error(
+      std::string("run ") + kTinyPrecisionAutoenc + " --dtype int8 --embedding-bits 6 --db " + db(),
+      "--embedding-bits must be 8 or 4");
   expect_usage_error(std::string("run ") + kTinyPrecisionAutoenc + " --set dtype=bf16 --db " + db(),
                      "use --dtype bf16");
   expect_usage_error(

@@ -7,9 +7,7 @@
 namespace plumb::testing {
 
 inline Config tiny_config(const Workload& w) {
-  Config c = w.default_config();
-  c.apply_settings(w.info.tiny_config);
-  return c;
+  return plumb::tiny_config(w);
 }
 
 }  // namespace plumb::testing

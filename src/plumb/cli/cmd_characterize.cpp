@@ -58,6 +58,11 @@ struct CharacterizeFlags {
   bool json = false;
 };
 
+std::string item_key(const std::string& workload, const char* kind, const std::string& mode,
+                     const std::string& dtype) {
+  return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
+}
+
 // One measurement of the pass. Keys name what is stored, so the store says what is done.
 struct Item {
   const Workload* workload = nullptr;
@@ -65,19 +70,13 @@ struct Item {
   Mode mode = Mode::kInfer;
   Dtype dtype = Dtype::kFp32;
   std::string key() const {
-    return fmt::format("{}|{}|{}|{}", workload->info.name, kind, mode_name(mode),
-                       dtype_name(dtype));
+    return item_key(workload->info.name, kind.c_str(), mode_name(mode), dtype_name(dtype));
   }
   std::string label() const {
     return fmt::format("{} {} {}{}", workload->info.name, kind, mode_name(mode),
                        dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(dtype));
   }
 };
-
-std::string item_key(const std::string& workload, const char* kind, const std::string& mode,
-                     const std::string& dtype) {
-  return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
-}
 
 // What the store already holds under `tag`: runs, profiles and memory passes by their item
 // key; a precision counts as done when its run failed (stored with its status) or when its
@@ -137,12 +136,7 @@ run::RunOptions options_for(const CharacterizeFlags& f, const Budget& b, const I
   o.workload = w.info.name;
   o.mode = item.mode;
   o.dtype = item.dtype;
-  if (f.size == "tiny") {
-    o.config = w.default_config();
-    o.config.apply_settings(w.info.tiny_config);
-  } else {
-    o.config = suite_config(w);
-  }
+  o.config = f.size == "tiny" ? tiny_config(w) : suite_config(w);
   o.threads = f.threads;
   o.seed = f.seed;
   o.target_ci = b.target_ci;
@@ -170,21 +164,20 @@ std::vector<Item> plan_items(const std::vector<const Workload*>& workloads,
   return items;
 }
 
-std::string eta_text(double seconds) {
-  if (!(seconds >= 0)) return "?";
-  const auto s = static_cast<int64_t>(seconds + 0.5);
-  return fmt::format("{}m{:02}s", s / 60, s % 60);
-}
-
 // Measures one item and stores it; false when it failed (stored with its status).
+// `stored` is what the store holds for the pass, kept current: an fp32 inference run joins it
+// as the reference of the workload's precisions.
 bool measure(const Item& item, const run::RunOptions& o, const Budget& b, const std::string& tag,
-             store::ResultsStore& db, std::map<std::string, std::vector<torch::Tensor>>& outputs) {
+             store::ResultsStore& db, Stored& stored,
+             std::map<std::string, std::vector<torch::Tensor>>& outputs) {
   const Workload& w = *item.workload;
   const auto progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
   const auto env = platform::capture_environment(o.threads, o.device);
   if (item.kind == "run") {
     const auto r = run::run_workload(w, o, progress);
-    db.save_run(o, r, env, tag);
+    const int64_t id = db.save_run(o, r, env, tag);
+    if (item.mode == Mode::kInfer && r.status == run::RunStatus::kOk)
+      stored.fp32_infer[w.info.name] = *db.load_run(id, /*with_samples=*/false);
     return r.status == run::RunStatus::kOk;
   }
   if (item.kind == "profile") {
@@ -198,7 +191,6 @@ bool measure(const Item& item, const run::RunOptions& o, const Budget& b, const 
     return m.status == run::RunStatus::kOk;
   }
   // A precision against the stored fp32 inference run of the same pass.
-  const Stored stored = read_stored(db, tag);
   const auto reference = stored.fp32_infer.find(w.info.name);
   if (reference == stored.fp32_infer.end()) {
     std::cerr << "  no fp32 inference run to compare with: skipped\n";
@@ -365,10 +357,10 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     for (const auto& item : items) options.push_back(options_for(*f, budget, item));
 
     auto db = store::ResultsStore::open(f->db);
-    const Stored before = read_stored(*db, tag);
+    Stored stored = read_stored(*db, tag);
     std::vector<size_t> todo;
     for (size_t i = 0; i < items.size(); ++i)
-      if (before.done.count(items[i].key()) == 0) todo.push_back(i);
+      if (stored.done.count(items[i].key()) == 0) todo.push_back(i);
     std::cerr << fmt::format(
         "characterization '{}' of {} workload(s), {} thread(s): {} items, {} already stored, {} to "
         "measure (rerun the same command to resume if it stops)\n",
@@ -379,12 +371,12 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     for (size_t n = 0; n < todo.size(); ++n) {
       const Item& item = items[todo[n]];
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      std::cerr << fmt::format(
-          "[{}/{}] {} (elapsed {}, ETA {})\n", n + 1, todo.size(), item.label(), eta_text(elapsed),
-          n == 0
-              ? std::string("?")
-              : eta_text(elapsed / static_cast<double>(n) * static_cast<double>(todo.size() - n)));
-      if (!measure(item, options[todo[n]], budget, tag, *db, outputs)) {
+      std::cerr << fmt::format("[{}/{}] {} (elapsed {}, ETA {})\n", n + 1, todo.size(),
+                               item.label(), format_duration(elapsed),
+                               n == 0 ? std::string("?")
+                                      : format_duration(elapsed / static_cast<double>(n) *
+                                                        static_cast<double>(todo.size() - n)));
+      if (!measure(item, options[todo[n]], budget, tag, *db, stored, outputs)) {
         ++failed;
         std::cerr << "  " << item.label() << ": failed (stored with its status)\n";
       }

@@ -50,12 +50,8 @@ struct GemmFlags {
 };
 
 // One precision of one shape: the fastest supported engine, or why none runs it.
-struct Measured {
-  std::string dtype;
-  platform::GemmPeak best;  // supported = false: `reason` says why
-};
-
-Measured fastest(const std::string& dtype, const GemmShape& shape, int threads, double seconds) {
+platform::GemmPeak fastest(const std::string& dtype, const GemmShape& shape, int threads,
+                           double seconds) {
   std::vector<platform::GemmPeak> tried;
   // fp32 has two engines (OpenBLAS under LibTorch, oneDNN); the others run on oneDNN only.
   if (dtype == "fp32")
@@ -63,10 +59,10 @@ Measured fastest(const std::string& dtype, const GemmShape& shape, int threads, 
         platform::measure_gemm(dtype, platform::GemmLibrary::kTorchMm, shape, threads, seconds));
   tried.push_back(
       platform::measure_gemm(dtype, platform::GemmLibrary::kOneDnn, shape, threads, seconds));
-  Measured m{dtype, tried.back()};
+  platform::GemmPeak best = tried.back();
   for (const auto& t : tried)
-    if (t.supported && (!m.best.supported || t.ops_per_s > m.best.ops_per_s)) m.best = t;
-  return m;
+    if (t.supported && (!best.supported || t.ops_per_s > best.ops_per_s)) best = t;
+  return best;
 }
 
 // A profile per (workload, mode): the newest stored one with --from-db, else a new pass, stored.
@@ -219,11 +215,11 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
     const int previous = at::get_num_threads();
     run::apply_threads(threads);
     const GemmShape square{1, f->square, f->square, f->square};
-    std::map<std::string, Measured> square_rates;
+    std::map<std::string, platform::GemmPeak> square_rates;
     std::cerr << fmt::format("square reference {} ...\n", square.text());
     for (const auto& d : dtypes) square_rates.emplace(d, fastest(d, square, threads, f->seconds));
     const size_t measured = std::min(f->top, census.rows.size());
-    std::vector<std::vector<Measured>> rates(measured);
+    std::vector<std::vector<platform::GemmPeak>> rates(measured);
     std::vector<std::optional<platform::Acc16Error>> acc16(measured);
     const bool with_int8 = std::find(dtypes.begin(), dtypes.end(), "int8") != dtypes.end();
     for (size_t i = 0; i < measured; ++i) {
@@ -250,7 +246,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
     out["square"] = {{"shape", shape_json(square)},
                      {"intensity_fp32", json_number(square.intensity(4))},
                      {"by_dtype", nlohmann::ordered_json::object()}};
-    for (const auto& d : dtypes) out["square"]["by_dtype"][d] = peak_json(square_rates.at(d).best);
+    for (const auto& d : dtypes) out["square"]["by_dtype"][d] = peak_json(square_rates.at(d));
     out["acc16"] = {{"spill_every", f->acc16.spill_every},
                     {"main_bits", f->acc16.main_bits},
                     {"data",
@@ -272,10 +268,10 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
       if (i < measured) {
         j["by_dtype"] = nlohmann::ordered_json::object();
         for (const auto& m : rates[i]) {
-          auto p = peak_json(m.best);
-          const auto& sq = square_rates.at(m.dtype).best;
-          if (m.best.supported && sq.supported && sq.ops_per_s > 0)
-            p["of_square"] = json_number(m.best.ops_per_s / sq.ops_per_s);
+          auto p = peak_json(m);
+          const auto& sq = square_rates.at(m.dtype);
+          if (m.supported && sq.supported && sq.ops_per_s > 0)
+            p["of_square"] = json_number(m.ops_per_s / sq.ops_per_s);
           j["by_dtype"][m.dtype] = p;
         }
         if (acc16[i]) j["int8_acc16"] = acc16_json(*acc16[i]);
@@ -315,12 +311,11 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
     for (const auto& d : dtypes) header.push_back(d + " GFLOP/s (of square)");
     Table speed(header);
     std::vector<std::string> square_row = {square.text() + " (square)"};
-    for (const auto& d : dtypes) square_row.push_back(rate_text(square_rates.at(d).best, nullptr));
+    for (const auto& d : dtypes) square_row.push_back(rate_text(square_rates.at(d), nullptr));
     speed.add_row(square_row);
     for (size_t i = 0; i < measured; ++i) {
       std::vector<std::string> row = {census.rows[i].shape.text()};
-      for (const auto& m : rates[i])
-        row.push_back(rate_text(m.best, &square_rates.at(m.dtype).best));
+      for (const auto& m : rates[i]) row.push_back(rate_text(m, &square_rates.at(m.dtype)));
       speed.add_row(row);
     }
     std::cout << fmt::format(
@@ -329,7 +324,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
         threads, f->seconds);
     speed.print(std::cout);
     for (const auto& d : dtypes) {
-      const auto& sq = square_rates.at(d).best;
+      const auto& sq = square_rates.at(d);
       std::cout << fmt::format(
           "  {}: {}\n", d,
           sq.supported ? sq.library + " " + sq.implementation : "not measured: " + sq.reason);

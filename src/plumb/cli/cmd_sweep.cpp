@@ -122,13 +122,6 @@ double step_flops(const Workload& w, const Config& config, Mode mode, double* pa
   return forward * static_cast<double>(config.get_int("batch")) * (mode == Mode::kTrain ? 3 : 1);
 }
 
-std::string eta_text(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  const auto s = static_cast<int64_t>(seconds);
-  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60)
-                   : fmt::format("{}m{:02}s", s / 60, s % 60);
-}
-
 void run_sweep_command(const SweepFlags& f, int& exit_code) {
   run::SweepSpec spec = spec_from_flags(f);
   const Workload& w = workloads::default_registry().get(spec.workload);
@@ -279,8 +272,9 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
             ? fmt::format("{:.1f} examples/s, {:.2f} GFLOP/s", m["examples_per_s"].get<double>(),
                           m["flops_per_s"].get<double>() / 1e9)
             : rec.status + ": " + rec.message,
-        failures, eta_text(elapsed),
-        eta_text(elapsed / static_cast<double>(i + 1) * static_cast<double>(todo.size() - i - 1)));
+        failures, format_duration(elapsed),
+        format_duration(elapsed / static_cast<double>(i + 1) *
+                        static_cast<double>(todo.size() - i - 1)));
     finished.push_back(rec);
   }
   const double total = run::seconds_since(start);

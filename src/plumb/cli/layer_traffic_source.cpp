@@ -52,7 +52,7 @@ class ParameterReaders {
     }
     if (self->scopes_.empty()) return nullptr;
     const auto note = [&](const at::Tensor& t) {
-      if (!t.defined() || t.is_sparse() || t.is_quantized()) return;
+      if (!t.defined() || !t.has_storage() || t.is_sparse() || t.is_quantized()) return;
       const auto found = self->names_.find(t.data_ptr());
       if (found != self->names_.end()) self->owners_.emplace(found->second, self->scopes_.back());
     };

@@ -68,4 +68,11 @@ std::string format_count(long long v) {
   return v < 0 ? "-" + out : out;
 }
 
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60)
+                   : fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
 }  // namespace plumb::cli

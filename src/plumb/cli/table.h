@@ -24,6 +24,8 @@ std::string format_seconds(double seconds);
 std::string format_number(double value, int decimals = 1);
 // "1.8%" for a fraction; "-" for NaN.
 std::string format_percent(double fraction, int decimals = 1);
+// "4m05s", "1h02m" for elapsed times and ETAs; "?" for a negative or non-finite value.
+std::string format_duration(double seconds);
 // "25,557,032"
 std::string format_count(long long value);
 

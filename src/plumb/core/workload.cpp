@@ -19,4 +19,10 @@ Config suite_config(const Workload& workload) {
   return config;
 }
 
+Config tiny_config(const Workload& workload) {
+  Config config = workload.default_config();
+  config.apply_settings(workload.info.tiny_config);
+  return config;
+}
+
 }  // namespace plumb

@@ -86,9 +86,12 @@ struct Workload {
 // Trainable parameters of a module (requires_grad only), the number papers report.
 int64_t count_trainable_parameters(torch::nn::Module& module);
 
-// The configuration `plumb suite` (the main job) measures: the published one at small_batch,
-// with suite_settings applied. Other commands start from it when asked (--suite-size), so
-// their figures describe the same sizes the suite's do.
+// The configuration `plumb suite` and `plumb characterize` (the main job) measure: the
+// published one at small_batch, with suite_settings applied. Other commands start from it when
+// asked (--suite-size), so their figures describe the same sizes the suite's do.
 Config suite_config(const Workload& workload);
+// The published config shrunk by the workload's tiny_config overrides: seconds-per-step models
+// (the tests, plumb characterize --size tiny).
+Config tiny_config(const Workload& workload);
 
 }  // namespace plumb
