@@ -51,9 +51,9 @@ struct ActiveState {
   std::map<const void*, std::unique_ptr<Int8Quantizer::Layer>>* layers = nullptr;
   std::vector<const Int8Quantizer::Layer*>* call_order = nullptr;
   Phase phase = Phase::kCalibrating;
+  int embedding_bits = 8;  // row-wise bits of quantized embedding bags: 8 or 4
 };
 ActiveState g_active;
-int g_embedding_bits = 8;  // row-wise bits of quantized embedding bags: 8 or 4
 
 c10::OperatorHandle quantized_op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
@@ -323,7 +323,7 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor> embedding
                              per_sample_weights, include_last_offset, padding_idx);
   static const auto byte_op = quantized_op("quantized::embedding_bag_byte_rowwise_offsets", "");
   static const auto nibble_op = quantized_op("quantized::embedding_bag_4bit_rowwise_offsets", "");
-  auto out = call_boxed(g_embedding_bits == 4 ? nibble_op : byte_op,
+  auto out = call_boxed(g_active.embedding_bits == 4 ? nibble_op : byte_op,
                         {layer->packed, indices, offsets, scale_grad_by_freq, mode, false,
                          c10::IValue(), c10::IValue(), include_last_offset})
                  .toTensor();  // [bags, D]
@@ -434,7 +434,7 @@ Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> ke
   }
   g_active.layers = &layers_;
   g_active.call_order = &call_order_;
-  g_embedding_bits = embedding_bits;
+  g_active.embedding_bits = embedding_bits;
 }
 
 Int8Quantizer::~Int8Quantizer() {
@@ -462,7 +462,7 @@ void Int8Quantizer::quantize() {
       // Row-wise: each row's codes with its own fp32 scale and bias appended (4-bit: the
       // min/max range, not the optimised search of the paper's 4-bit scheme).
       const auto table = layer.weight.contiguous();
-      layer.packed = g_embedding_bits == 4
+      layer.packed = g_active.embedding_bits == 4
                          ? call_boxed(nibble_rows, {table, false, int64_t{200}, 0.16})
                          : call_boxed(byte_rows, {table});
       layer.ready = true;
@@ -520,7 +520,8 @@ namespace {
 
 std::string kind_label(const std::string& kind) {
   if (kind == "lstm_cell" || kind == "gru_cell") return kind + ", dynamic";
-  if (kind == "embedding_bag") return fmt::format("embedding_bag, {}-bit rows", g_embedding_bits);
+  if (kind == "embedding_bag")
+    return fmt::format("embedding_bag, {}-bit rows", g_active.embedding_bits);
   return kind;
 }
 
@@ -536,7 +537,7 @@ std::vector<std::string> Int8Quantizer::layer_paths() const {
 QuantizationSummary Int8Quantizer::summary() const {
   QuantizationSummary s;
   s.engine = engine_;
-  s.embedding_bits = g_embedding_bits;
+  s.embedding_bits = g_active.embedding_bits;
   std::set<std::string> quantized_paths;
   for (const Layer* layer : call_order_) {
     if (!layer->ready) continue;
