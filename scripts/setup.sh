@@ -16,6 +16,7 @@ packages=(
   libboost-dev            # Boost.Math (Student-t quantiles)
   googletest libgtest-dev libbenchmark-dev
   chromium fonts-dejavu-core  # the report's browser test renders it headless, offline
+  libpng-dev              # ... and reads the pixels of its screenshot
 )
 # npm fetches the chart libraries the report bundles (web/package.json). Debian's nodejs/npm,
 # unless a Node.js that already brings npm is installed (e.g. NodeSource's nodejs package,

@@ -97,9 +97,30 @@ TEST_F(Cli, CharacterizeKilledMidWayResumesWithoutRepeating) {
     EXPECT_EQ(c.at("items").size(), 2u) << c.at("mode");
     EXPECT_EQ(c.at("dendrogram").at("merges").size(), 1u) << c.at("mode");
   }
+  // What bounds each profiled step, in words (no probe stored: the category and its share).
+  for (const auto& w : doc.at("workloads"))
+    for (const char* mode : {"train", "infer"}) {
+      const auto& bound = w.at("profiles").at(mode).at("bound");
+      EXPECT_GT(bound.at("category_share").get<double>(), 0) << w.at("workload") << mode;
+      EXPECT_EQ(bound.at("sentence")
+                    .get<std::string>()
+                    .rfind(bound.at("category").get<std::string>() + " takes ", 0),
+                0u)
+          << bound;
+    }
   // Nothing left: a third run measures nothing.
   const auto again = plumb(std::string(kPass) + " --json --db " + db());
   EXPECT_EQ(nlohmann::json::parse(again.out).at("measured"), 0);
+  // The report opens on a card per workload, each filled from the pass.
+  const std::string html = (dir_ / "r.html").string();
+  const auto report = plumb("report --db " + db() + " -o " + html);
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.err.find("2 workload cards"), std::string::npos) << report.err;
+  const std::string page = slurp(html);
+  for (const char* w : {"autoenc", "resnet50"})
+    EXPECT_NE(page.find(std::string("id=\"card-") + w + "\" data-complete=\"1\""),
+              std::string::npos)
+        << w << "'s card is not filled";
 }
 
 TEST_F(Cli, CharacterizeBadInputIsAUsageError) {

@@ -1,11 +1,14 @@
 // The HTML report: golden Vega-Lite specs from a fixed database, which sections appear,
-// escaping of user-supplied strings, and the page rendered by headless Chromium offline
-// (every chart drawn with data marks, no JavaScript errors, a screenshot).
+// escaping of user-supplied strings, the front page's workload cards, and the page rendered by
+// headless Chromium offline (every chart drawn with data marks, no JavaScript errors, a
+// screenshot of the whole page, and one of the front page checked pixel by pixel).
 #include <gtest/gtest.h>
+#include <png.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <regex>
 
 #include "cli_fixture.h"
@@ -100,8 +103,8 @@ TEST_F(Report, EverySectionWithDataAppears) {
   const auto page = fixture_page(dir_);
   std::vector<std::string> ids;
   for (const auto& s : page.sections) ids.push_back(s.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"machine", "throughput", "precision", "time", "memory",
-                                           "sweep-1"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"workloads", "across", "machine", "throughput",
+                                           "precision", "time", "memory", "sweep-1"}));
   std::vector<std::string> titles;
   for (const auto* c : charts_of(page)) titles.push_back(c->title);
   for (const std::string expected :
@@ -128,6 +131,74 @@ TEST_F(Report, EverySectionWithDataAppears) {
   // The failed run is listed with its status, not drawn.
   const std::string html = report::render_html(page);
   EXPECT_NE(html.find("out_of_memory: out of memory at batch 4096"), std::string::npos);
+}
+
+const report::CardGrid& front_page_cards(const report::Page& page) {
+  const auto* grid = page.sections.front().blocks.empty()
+                         ? nullptr
+                         : std::get_if<report::CardGrid>(&page.sections.front().blocks.front());
+  if (grid == nullptr) throw std::runtime_error("the page does not open on workload cards");
+  return *grid;
+}
+
+const report::CardField* field_of(const report::Card& card, const std::string& label_start) {
+  for (const auto& f : card.fields)
+    if (f.label.rfind(label_start, 0) == 0) return &f;
+  return nullptr;
+}
+
+// The fixture's cnn training profile at 2 threads (report_fixture.h), worked by hand: the
+// convolutions take 7.6 of 10.08 ms (75%) at 1.4 GFLOP / 7.6 ms = 184 GFLOP/s; 7 MB in 7.6 ms
+// is 0.9 GB/s, so their data comes from DRAM (27 GB/s triad), where 200 FLOP/byte is far right of
+// the ridge (200 GFLOP/s / 27 GB/s = 7.4): compute-bound at 184 / 200 = 92% of the fp32 roof.
+// Every elementwise operator moves 8-20 GB/s at < 1 FLOP/byte: memory-bound, 2.0 of 10.08 ms.
+TEST_F(Report, FrontPageCardExplainsEachWorkload) {
+  const auto page = fixture_page(dir_);
+  ASSERT_EQ(page.sections.front().id, "workloads");
+  const auto& cards = front_page_cards(page).cards;
+  std::vector<std::string> titles;
+  for (const auto& c : cards) titles.push_back(c.title);
+  EXPECT_EQ(titles, (std::vector<std::string>{"mlp", "cnn", "rnn"}));  // as first measured
+
+  const auto& cnn = cards[1];
+  ASSERT_EQ(cnn.findings.size(), 2u);  // training, then inference
+  EXPECT_EQ(cnn.findings[0],
+            "Training: convolution takes 75% of the step, compute-bound at 92% of the fp32 "
+            "roof; 20% of the step in memory-bound elementwise (whole step: 70% of the fp32 "
+            "peak).");
+  EXPECT_EQ(cnn.findings[1].rfind("Inference: convolution takes ", 0), 0u) << cnn.findings[1];
+  EXPECT_NE(cnn.subtitle.find("train 90.9 images/s (batch 8, 2 threads)"), std::string::npos)
+      << cnn.subtitle;
+  const auto* time = field_of(cnn, "Where the train step's time goes");
+  ASSERT_NE(time, nullptr);
+  ASSERT_TRUE(time->bar.has_value());
+  EXPECT_EQ(time->bar->parts.front().first, "convolution");
+  EXPECT_NEAR(time->bar->parts.front().second, 7.6 / 10.08, 1e-6);
+  const auto* ops = field_of(cnn, "Top operators");
+  ASSERT_NE(ops, nullptr);
+  EXPECT_EQ(ops->text.rfind("aten::mkldnn_convolution", 0), 0u) << ops->text;
+  // Memory at the newest pass (batch 4): 48 of 180.5 MiB are feature maps.
+  const auto* memory = field_of(cnn, "Memory at the train step's peak: 180 MiB (batch 4)");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_FALSE(memory->missing);
+  EXPECT_EQ(memory->text.rfind("feature_maps 27%, ", 0), 0u) << memory->text;
+  const auto* precision = field_of(cnn, "Inference speed per precision");
+  ASSERT_NE(precision, nullptr);
+  EXPECT_EQ(precision->text,
+            "bf16 2.50x (error 4.0e-03), int8 3.12x (error 2.0e-02), fp16 unsupported here");
+  for (const auto& f : cnn.fields) EXPECT_FALSE(f.missing) << f.label;
+
+  // mlp was never memory-profiled nor run in another precision: those fields say what to run.
+  const auto* mlp_memory = field_of(cards[0], "Memory at the step's peak");
+  ASSERT_NE(mlp_memory, nullptr);
+  EXPECT_TRUE(mlp_memory->missing);
+  EXPECT_EQ(mlp_memory->text.rfind("not measured: plumb memory mlp --db ", 0), 0u);
+  EXPECT_EQ(cards[2].subtitle, "no fp32 timed run stored");  // rnn was only profiled
+  const std::string html = report::render_html(page);
+  EXPECT_NE(html.find("<article class=\"card\" id=\"card-cnn\" data-complete=\"1\">"),
+            std::string::npos);
+  EXPECT_NE(html.find("<article class=\"card\" id=\"card-mlp\" data-complete=\"0\">"),
+            std::string::npos);
 }
 
 TEST_F(Report, ComparisonWithASlowerDatabase) {
@@ -225,6 +296,101 @@ TEST_F(Report, ChromiumRendersEveryChartOffline) {
   EXPECT_GT(fs::file_size(png), 50000u) << "the screenshot is nearly blank";
   fs::copy_file(html, fs::current_path() / "report_screenshot.html",
                 fs::copy_options::overwrite_existing);
+}
+
+// An RGB image read with libpng.
+struct Pixels {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+  // How many pixels of the rectangle (clipped to the image) have exactly this colour.
+  int count(int x0, int y0, int w, int h, unsigned colour) const {
+    int n = 0;
+    for (int y = std::max(0, y0); y < std::min(height, y0 + h); ++y)
+      for (int x = std::max(0, x0); x < std::min(width, x0 + w); ++x) {
+        const unsigned char* p = &rgb[3 * (static_cast<size_t>(y) * width + x)];
+        n += ((unsigned{p[0]} << 16) | (unsigned{p[1]} << 8) | p[2]) == colour ? 1 : 0;
+      }
+    return n;
+  }
+};
+
+Pixels read_png(const fs::path& path) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_file(&image, path.c_str()) == 0)
+    throw std::runtime_error(std::string("cannot read ") + path.string() + ": " + image.message);
+  image.format = PNG_FORMAT_RGB;
+  Pixels p;
+  p.width = static_cast<int>(image.width);
+  p.height = static_cast<int>(image.height);
+  p.rgb.resize(PNG_IMAGE_SIZE(image));
+  if (png_image_finish_read(&image, nullptr, p.rgb.data(), 0, nullptr) == 0)
+    throw std::runtime_error(std::string("cannot decode ") + path.string() + ": " + image.message);
+  return p;
+}
+
+// The front page as a reader first sees it (a 1400 x 900 window): the workload cards are there,
+// and each card inside the window is drawn with its bars in the proportions the page states.
+// The cards' boxes come from the DOM Chromium dumps at the same window size (data-box, set by
+// the page's script); the bars' colours and widths from each card's HTML.
+TEST_F(Report, FrontPageScreenshotShowsTheCards) {
+  ASSERT_EQ(std::system("command -v chromium >/dev/null"), 0)
+      << "chromium is not installed: scripts/setup.sh installs it (apt-get install chromium)";
+  const fs::path html = dir_ / "report.html";
+  write_file_atomically(html.string(), report::render_html(fixture_page(dir_)));
+  const std::string flags =
+      "timeout 180 chromium --headless --no-sandbox --disable-gpu "
+      "--hide-scrollbars --no-first-run --user-data-dir=" +
+      (dir_ / "chromium").string() +
+      " --proxy-server=127.0.0.1:9 --host-resolver-rules='MAP * ~NOTFOUND' "
+      "--virtual-time-budget=30000 --window-size=1400,900 ";
+  const fs::path dom = dir_ / "dom.html", png = fs::current_path() / "report_front_page.png";
+  ASSERT_EQ(std::system((flags + "--dump-dom file://" + html.string() + " >" + dom.string() +
+                         " 2>/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system((flags + "--screenshot=" + png.string() + " file://" + html.string() +
+                         " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  const Pixels shot = read_png(png);
+  ASSERT_EQ(shot.width, 1400);
+  ASSERT_EQ(shot.height, 900);
+  const std::string d = slurp(dom);
+  const std::regex card_re(
+      "<article class=\"card\" id=\"(card-[a-z]+)\" data-complete=\"[01]\" "
+      "data-box=\"(-?[0-9]+),(-?[0-9]+),([0-9]+),([0-9]+)\">([\\s\\S]*?)</article>");
+  const std::regex span_re("<span style=\"width:([0-9.]+)%;background:#([0-9a-f]{6})\"");
+  int cards = 0, checked = 0;
+  for (auto it = std::sregex_iterator(d.begin(), d.end(), card_re); it != std::sregex_iterator();
+       ++it) {
+    ++cards;
+    const std::string id = (*it)[1];
+    const int x = std::stoi((*it)[2]), y = std::stoi((*it)[3]);
+    const int w = std::stoi((*it)[4]), h = std::stoi((*it)[5]);
+    if (cards == 1) {
+      EXPECT_LT(y, 450) << "the page does not open on the workload cards";
+    }
+    if (y + h > shot.height) continue;  // below the first screen
+    ++checked;
+    // Each bar spans the card's content width (card width less padding and border), 10 px tall.
+    std::map<unsigned, double> expected;  // colour -> pixels its bar parts should cover
+    const std::string body = (*it)[6];
+    for (auto s = std::sregex_iterator(body.begin(), body.end(), span_re);
+         s != std::sregex_iterator(); ++s)
+      expected[std::stoul((*s)[2], nullptr, 16)] += std::stod((*s)[1]) / 100 * (w - 30) * 10;
+    EXPECT_FALSE(expected.empty()) << id << " has no bars";
+    for (const auto& [colour, pixels] : expected) {
+      if (pixels < 200) continue;  // slivers: rounding decides
+      EXPECT_GE(shot.count(x, y, w, h, colour), 0.7 * pixels)
+          << id << ": colour " << std::hex << colour << " is not drawn as the bar says";
+    }
+    int ink = 0;  // text and rules: anything that is not the card's white
+    for (int yy = y; yy < y + h; ++yy) ink += w - shot.count(x, yy, w, 1, 0xffffff);
+    EXPECT_GT(ink, w * h / 20) << id << " looks empty";
+  }
+  EXPECT_EQ(cards, 3);
+  EXPECT_GE(checked, 1) << "no card fits in the first screen";
 }
 
 TEST_F(Report, CliWritesTheFileAndRefusesBadInput) {

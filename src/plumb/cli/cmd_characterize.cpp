@@ -1,7 +1,8 @@
 // plumb characterize: what each workload does to the machine, measured in one pass that is
 // stored as it goes. Per workload: throughput in training and inference, an operator profile
 // of each mode (categories, operators, FLOPs and bytes: what the report's roofline, similarity
-// and category views read), the memory mix of a training step, and inference speed and output
+// and category views read), the memory mix of a training step (of inference for workloads that
+// do not train), what bounds each profiled step, and inference speed and output
 // error per precision against fp32; across the set, the category shares and their clustering. Every
 // item is stored the moment it finishes, tagged with the characterization's name, so a killed pass
 // rerun with the same name repeats nothing that finished (the item that was running is measured
@@ -21,6 +22,7 @@
 #include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/similarity.h"
 #include "plumb/analysis/similarity_inputs.h"
+#include "plumb/analysis/workload_findings.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/dendrogram_text.h"
 #include "plumb/cli/list_options.h"
@@ -158,7 +160,9 @@ std::vector<Item> plan_items(const std::vector<const Workload*>& workloads,
     modes.push_back(Mode::kInfer);
     for (Mode m : modes) items.push_back({w, "run", m, Dtype::kFp32});
     for (Mode m : modes) items.push_back({w, "profile", m, Dtype::kFp32});
-    if (w->info.train_by_default) items.push_back({w, "memory", Mode::kTrain, Dtype::kFp32});
+    // A training step's mix where the workload trains (gradients, optimizer state), else
+    // inference's.
+    items.push_back({w, "memory", modes.front(), Dtype::kFp32});
     for (Dtype d : dtypes) items.push_back({w, "precision", Mode::kInfer, d});
   }
   return items;
@@ -248,16 +252,11 @@ std::string top_categories(const store::StoredProfile* p, size_t n) {
   return join(parts, ", ");
 }
 
-std::string memory_mix(const store::StoredMemoryProfile* m) {
+std::string memory_mix_text(const store::StoredMemoryProfile* m) {
   if (m == nullptr || m->result.status != run::RunStatus::kOk) return "-";
-  const auto& at = m->result.breakdown.at_total_peak;
-  const double total = static_cast<double>(m->result.breakdown.total_peak);
-  size_t largest = 0;
-  for (size_t c = 1; c < at.size(); ++c)
-    if (at[c] > at[largest]) largest = c;
-  return fmt::format("{:.0f} MB, {} {}", total / 1e6,
-                     profile::category_key(profile::category_at(largest)),
-                     format_percent(total > 0 ? static_cast<double>(at[largest]) / total : 0, 0));
+  return fmt::format("{}: {:.0f} MB, {}", m->mode,
+                     static_cast<double>(m->result.breakdown.total_peak) / 1e6,
+                     analysis::shares_text(analysis::memory_mix(m->result.breakdown), 1));
 }
 
 // Across the set, per mode: each workload's operator-time shares by category (Fathom's heat
@@ -409,8 +408,10 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     out["already_stored"] = items.size() - todo.size();
     out["failed"] = failed;
     out["workloads"] = nlohmann::ordered_json::array();
-    Table table({"workload", "train", "infer", "where time goes (infer)", "train memory peak",
+    Table table({"workload", "train", "infer", "where time goes (infer)", "memory peak",
                  "precisions (infer x fp32, error)"});
+    const auto probes = db->load_probes();
+    std::vector<std::string> findings;  // what bounds each profiled step, in words
     for (const Workload* w : chosen) {
       const auto& s = by_workload[w->info.name];
       nlohmann::ordered_json j;
@@ -436,6 +437,22 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
         j["profiles"][mode] = {{"profile_id", p->id},
                                {"status", run::status_name(p->result.status)},
                                {"top_categories", top_categories(p, 3)}};
+        if (p->result.status != run::RunStatus::kOk || p->result.profile.ops.empty()) continue;
+        const auto ceilings = analysis::profile_ceilings(*p, probes);
+        const auto finding =
+            analysis::bound_finding(p->result.profile, ceilings ? &*ceilings : nullptr);
+        j["profiles"][mode]["bound"] = {
+            {"category", finding.category},
+            {"category_share", json_number(finding.category_share)},
+            {"bound", finding.bound},
+            {"roof", finding.roof},
+            {"roof_fraction", json_number(finding.roof_fraction)},
+            {"memory_bound_share", json_number(finding.memory_bound_share)},
+            {"overhead_share", json_number(finding.overhead_share)},
+            {"step_utilisation",
+             finding.step_utilisation >= 0 ? json_number(finding.step_utilisation) : nullptr},
+            {"sentence", finding.sentence}};
+        findings.push_back(fmt::format("{} {}: {}", w->info.name, mode, finding.sentence));
       }
       const auto infer_profile = s.profiles.find("infer");
       cells.push_back(
@@ -444,7 +461,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
         j["memory"] = {{"memory_id", s.memory->id},
                        {"status", run::status_name(s.memory->result.status)},
                        {"total_peak_bytes", s.memory->result.breakdown.total_peak}};
-      cells.push_back(memory_mix(s.memory));
+      cells.push_back(memory_mix_text(s.memory));
       std::vector<std::string> prec;
       j["precisions"] = nlohmann::ordered_json::array();
       for (const auto* c : s.precisions) {
@@ -454,13 +471,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
                                    {"relative_l2", json_number(c->error.relative_l2)},
                                    {"agreement", json_number(c->error.agreement)},
                                    {"agreement_kind", c->error.agreement_kind}});
-        // Tokens are compared by agreement (an L2 distance of token ids means nothing).
-        std::string error;
-        if (c->error_measured)
-          error = c->error.agreement_kind == "token"
-                      ? fmt::format(" (tokens {})", format_percent(c->error.agreement, 0))
-                      : fmt::format(" ({:.1e})", c->error.relative_l2);
-        prec.push_back(fmt::format("{} {:.2f}x{}", c->dtype, c->speedup, error));
+        prec.push_back(analysis::precision_gain_text(*c));
       }
       for (const auto* r : s.unsupported) prec.push_back(r->dtype + " unsupported");
       cells.push_back(prec.empty() ? "-" : join(prec, ", "));
@@ -483,6 +494,8 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       return;
     }
     table.print(std::cout);
+    if (!findings.empty()) std::cout << "\nwhat bounds each profiled step:\n";
+    for (const auto& line : findings) std::cout << "  " << line << '\n';
     for (const auto& c : cross) print_cross_set(c);
     std::cout << fmt::format(
         "\nstored under '{}' in {}: plumb report --db {} draws every workload's profile, "

@@ -32,10 +32,14 @@ void add_report_command(CLI::App& app) {
       throw UsageError("--tag-a and --tag-b go together: name the tag of each side");
     const auto page = report::build_report(*request);
     write_file_atomically(*output, report::render_html(page));
-    size_t charts = 0;
+    size_t charts = 0, cards = 0;
     for (const auto& s : page.sections)
-      for (const auto& b : s.blocks) charts += std::holds_alternative<report::Chart>(b) ? 1 : 0;
-    std::cerr << fmt::format("report: {} sections, {} charts\n", page.sections.size(), charts);
+      for (const auto& b : s.blocks) {
+        charts += std::holds_alternative<report::Chart>(b) ? 1 : 0;
+        if (const auto* grid = std::get_if<report::CardGrid>(&b)) cards += grid->cards.size();
+      }
+    std::cerr << fmt::format("report: {} workload cards, {} sections, {} charts\n", cards,
+                             page.sections.size(), charts);
     std::cout << *output << '\n';
   });
 }

@@ -1,10 +1,14 @@
 // Renders a report Page into one HTML document (see page.h). The embedding script gives each
 // chart's container data-rendered="1" once vega-embed has drawn it and data-marks with the
 // number of data items drawn at finite positions, or data-error with the message; page-level
-// JavaScript errors are collected in body[data-errors]. The browser test
-// (tests/test_report_browser.cpp) reads both from the DOM Chromium dumps.
+// JavaScript errors are collected in body[data-errors], and each workload card's box on the page
+// in its data-box. The browser tests (tests/test_report.cpp) read them from the DOM Chromium
+// dumps.
 #include "plumb/report/page.h"
 
+#include <algorithm>
+#include <iterator>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -33,6 +37,14 @@ th{background:#f6f8fa;cursor:pointer;white-space:nowrap}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#57606a;font-size:12px;margin:0 0 12px;max-width:900px}
 footer{padding:12px 28px;color:#57606a;font-size:12px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(430px,1fr));gap:12px;margin:10px 0 6px}
+.card{border:1px solid #d0d7de;border-radius:6px;padding:8px 14px 10px;background:#fff}
+.card h3{margin:4px 0 0} .card .sub{color:#57606a;font-size:12px;margin:2px 0 6px}
+.card .finding{font-size:14px;margin:4px 0;line-height:1.35}
+.card dl{margin:6px 0 0;font-size:13px} .card dt{color:#57606a;font-size:12px;margin-top:6px}
+.card dd{margin:1px 0 0} .card dd.missing{color:#9a6700;font-style:italic}
+.bar{display:flex;height:10px;border-radius:2px;overflow:hidden;margin:2px 0;background:#eaeef2}
+.bar span{display:block;height:100%}
 )CSS";
 
 // Draws every chart from its JSON spec. Errors are written into the DOM rather than only to
@@ -52,6 +64,13 @@ constexpr const char* kEmbedScript = R"JS(
     originalError.apply(console, arguments);
   };
   document.body.setAttribute('data-errors', '[]');
+  // Where each workload card landed on the page (x,y,width,height in CSS pixels), so that a
+  // screenshot can be checked against the layout.
+  document.querySelectorAll('article.card').forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    el.setAttribute('data-box', [r.left + window.scrollX, r.top + window.scrollY, r.width,
+                                 r.height].map(Math.round).join(','));
+  });
   var charts = document.querySelectorAll('div.chart[data-spec]');
   var pending = charts.length;
   function done() { if (--pending === 0) document.body.setAttribute('data-charts-done', '1'); }
@@ -96,6 +115,57 @@ std::string render_table(const Table& t) {
   }
   out << "</tbody></table>\n";
   if (!t.note.empty()) out << "<p class=\"note\">" << escape_html(t.note) << "</p>\n";
+  return out.str();
+}
+
+// Colours of bar parts (Tableau 20), by kind and name, so a category looks the same on every
+// card.
+constexpr const char* kPartColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+                                        "#a0cbe8", "#ffbe7d", "#8cd17d", "#ff9d9a", "#86bcb6",
+                                        "#f1ce63", "#d4a6c8", "#fabfd2", "#d7b5a6", "#79706e"};
+
+std::string render_cards(const CardGrid& grid) {
+  // Every part name of each kind of bar in the grid, alphabetically, then a colour each.
+  std::map<std::pair<std::string, std::string>, size_t> colour_of;
+  for (const auto& card : grid.cards)
+    for (const auto& field : card.fields)
+      if (field.bar)
+        for (const auto& part : field.bar->parts) colour_of[{field.bar->kind, part.first}] = 0;
+  std::map<std::string, size_t> used;  // per kind
+  for (auto& [key, colour] : colour_of)
+    colour = std::min(used[key.first]++, std::size(kPartColours) - 1);
+  std::ostringstream out;
+  out << "<div class=\"cards\">\n";
+  for (const auto& card : grid.cards) {
+    bool complete = true;
+    for (const auto& field : card.fields) complete = complete && !field.missing;
+    out << "<article class=\"card\" id=\"" << escape_html(card.id) << "\" data-complete=\""
+        << (complete ? 1 : 0) << "\"><h3>" << escape_html(card.title) << "</h3>";
+    if (!card.subtitle.empty()) out << "<p class=\"sub\">" << escape_html(card.subtitle) << "</p>";
+    for (const auto& finding : card.findings)
+      out << "<p class=\"finding\">" << escape_html(finding) << "</p>";
+    out << "<dl>";
+    for (const auto& field : card.fields) {
+      out << "<dt>" << escape_html(field.label) << "</dt><dd"
+          << (field.missing ? " class=\"missing\"" : "") << ">";
+      if (field.bar) {
+        out << "<div class=\"bar\">";
+        for (const auto& [name, share] : field.bar->parts)
+          out << fmt::format(
+              "<span style=\"width:{:.2f}%;background:{}\" title=\"{} {:.0f}%\"></span>",
+              std::clamp(share, 0.0, 1.0) * 100, kPartColours[colour_of[{field.bar->kind, name}]],
+              escape_html(name), share * 100);
+        out << "</div>";
+      }
+      out << escape_html(field.text) << "</dd>";
+    }
+    out << "</dl></article>\n";
+  }
+  out << "</div>\n";
+  if (!grid.how_to_read.empty())
+    out << "<p class=\"how\"><b>How to read this:</b> " << escape_html(grid.how_to_read)
+        << "</p>\n";
   return out.str();
 }
 
@@ -188,6 +258,8 @@ std::string render_html(const Page& page) {
         out << render_table(*t);
       } else if (const auto* p = std::get_if<Paragraph>(&block)) {
         out << "<p>" << escape_html(p->text) << "</p>\n";
+      } else if (const auto* g = std::get_if<CardGrid>(&block)) {
+        out << render_cards(*g);
       }
     }
     out << "</section>\n";

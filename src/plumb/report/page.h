@@ -40,7 +40,33 @@ struct Paragraph {
   std::string text;
 };
 
-using Block = std::variant<Chart, Table, Paragraph>;
+// A workload's card on the report's front page: a title, the findings that explain it (one
+// sentence each), and labelled fields, some with a bar of shares (time by operator category,
+// memory by what the bytes are). A field the database cannot fill says what to run instead.
+struct ShareBar {
+  std::string kind;  // bars of one kind ("time", "memory") share one colour per part name
+  std::vector<std::pair<std::string, double>> parts;  // name, share of the whole (sum <= 1)
+};
+struct CardField {
+  std::string label;
+  std::string text;
+  std::optional<ShareBar> bar;
+  bool missing = false;  // not measured: `text` names the command that measures it
+};
+struct Card {
+  std::string id;  // anchor, [a-z0-9-]
+  std::string title;
+  std::string subtitle;
+  std::vector<std::string> findings;
+  std::vector<CardField> fields;
+};
+// Cards side by side. A bar part's colour follows its kind and name, the same on every card.
+struct CardGrid {
+  std::vector<Card> cards;
+  std::string how_to_read;
+};
+
+using Block = std::variant<Chart, Table, Paragraph, CardGrid>;
 
 struct Section {
   std::string id;  // anchor, [a-z0-9-]

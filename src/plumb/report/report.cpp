@@ -83,8 +83,9 @@ Page build_report(const ReportRequest& request) {
       fmt::format("{} · {} runs, {} profiles, {} memory passes, {} sweeps · written {}", request.db,
                   data.runs.size(), data.profiles.size(), data.memory.size(), data.sweeps.size(),
                   request.generated_at.empty() ? utc_now() : request.generated_at);
-  for (auto section : {machine_section(data), throughput_section(data), precision_section(data),
-                       time_section(data), memory_section(data)})
+  for (auto section : {workloads_section(data), cross_workload_section(data), machine_section(data),
+                       throughput_section(data), precision_section(data), time_section(data),
+                       memory_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));

@@ -1,8 +1,10 @@
 // plumb report: everything a results database holds, as one self-contained HTML page of
-// Vega-Lite charts and sortable tables (page.h). Sections appear only when the database has
-// their data: machine and ceilings, throughput and latency, where the time goes (operator
-// categories, cumulative curves, training vs inference, thread scaling, rooflines, workload
-// similarity), memory by category, sweeps, and a comparison of two sources.
+// workload cards, Vega-Lite charts and sortable tables (page.h). Sections appear only when the
+// database has their data: first a card per workload (what bounds it and why, its time and
+// memory mix, its precision gains), then the views across workloads (operator categories,
+// cumulative curves, training vs inference, similarity), then the detail: machine and
+// ceilings, throughput and latency, precision, thread scaling and rooflines, memory by
+// category, sweeps, and a comparison of two sources.
 #pragma once
 
 #include <map>
@@ -45,10 +47,16 @@ Page build_report(const ReportRequest& request);
 // Sections (each file report_*.cpp); nullopt when the data for it is absent.
 std::optional<Section> machine_section(const ReportData& data);
 std::optional<Section> throughput_section(const ReportData& data);
+// The front page: one card per workload (report_workloads.cpp).
+std::optional<Section> workloads_section(const ReportData& data);
+// Operator-time views across workloads (heat map, cumulative curves, modes, similarity).
+std::optional<Section> cross_workload_section(const ReportData& data);
+// Thread scaling and each profile's roofline.
 std::optional<Section> time_section(const ReportData& data);
 std::optional<Section> memory_section(const ReportData& data);
 std::optional<Section> precision_section(const ReportData& data);
-// The similarity dendrogram per mode (part of the time section), for three or more workloads.
+// The similarity dendrogram per mode (part of the cross-workload section), for three or more
+// workloads.
 std::vector<Block> similarity_blocks(const ReportData& data);
 std::vector<Section> sweep_sections(const ReportData& data, const ReportData* other);
 // plumb compare's result for --compare or --tag-a/--tag-b; the reason in the intro when the

@@ -1,7 +1,8 @@
-// Report section "Where the time goes", from the stored operator profiles (plumb profile):
-// Fathom's category breakdown as a heat map across workloads (Fig. 3), the cumulative
-// operator-time curves (Fig. 2), training vs inference (Fig. 5), thread scaling per category
-// (Fig. 6), and a roofline of each profile's operators and layers on the probed ceilings.
+// Report sections from the stored operator profiles (plumb profile). Across workloads:
+// Fathom's category breakdown as a heat map (Fig. 3), the cumulative operator-time curves
+// (Fig. 2), training vs inference (Fig. 5) and the similarity dendrograms. In detail: thread
+// scaling per category (Fig. 6) and a roofline of each profile's operators and layers on the
+// probed ceilings.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -11,7 +12,7 @@
 
 #include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/profile_roofline.h"
-#include "plumb/core/errors.h"
+#include "plumb/analysis/workload_findings.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 
@@ -196,14 +197,8 @@ std::optional<Chart> thread_scaling_chart(const ReportData& d) {
                s};
 }
 
-std::optional<Chart> roofline_chart(const store::StoredProfile& p, const json& probe) {
-  analysis::Ceilings ceilings;
-  try {
-    ceilings =
-        analysis::ceilings_from_probe(probe, "fp32", p.threads, analysis::PeakKind::kInstruction);
-  } catch (const UsageError&) {
-    return std::nullopt;  // no fp32 roof on this probe: nothing to draw against
-  }
+std::optional<Chart> roofline_chart(const store::StoredProfile& p,
+                                    const analysis::Ceilings& ceilings) {
   json points = json::array();
   double lo = 1e300, hi = 0;
   auto add = [&](const analysis::WorkItem& w, const char* kind) {
@@ -271,28 +266,37 @@ std::optional<Chart> roofline_chart(const store::StoredProfile& p, const json& p
 
 }  // namespace
 
-std::optional<Section> time_section(const ReportData& d) {
+std::optional<Section> cross_workload_section(const ReportData& d) {
   const auto profiles = headline_profiles(d);
   if (profiles.empty()) return std::nullopt;
-  Section s{"time",
-            "Where the time goes",
+  Section s{"across",
+            "Across workloads: where the time goes",
             "From operator profiles (plumb profile): a separate pass with the operator observer "
             "attached, so these shares carry its small overhead while the throughput figures "
-            "above never do. Each workload's newest profile at its largest thread count.",
+            "never do. Each workload's newest profile at its largest thread count.",
             {}};
   s.blocks.push_back(category_heat_map(profiles));
   s.blocks.push_back(cumulative_chart(profiles));
   if (auto c = train_vs_infer_chart(profiles)) s.blocks.push_back(*c);
-  if (auto c = thread_scaling_chart(d)) s.blocks.push_back(*c);
   for (auto& block : similarity_blocks(d)) s.blocks.push_back(std::move(block));
+  return s;
+}
+
+std::optional<Section> time_section(const ReportData& d) {
+  const auto profiles = headline_profiles(d);
+  if (profiles.empty()) return std::nullopt;
+  Section s{"time",
+            "Operators on the roofline, and thread scaling",
+            "Each workload's newest profile at its largest thread count, its operators and layers "
+            "placed on the ceilings the newest probe of its machine measured.",
+            {}};
+  if (auto c = thread_scaling_chart(d)) s.blocks.push_back(*c);
   bool missing_probe = false;
   for (const auto& p : profiles) {
-    const store::StoredProbe* probe = nullptr;
-    for (const auto& candidate : d.probes)  // the newest probe of the profile's machine
-      if (candidate.machine == platform::machine_key(p.environment)) probe = &candidate;
-    if (probe == nullptr) {
+    const auto ceilings = analysis::profile_ceilings(p, d.probes);
+    if (!ceilings) {
       missing_probe = true;
-    } else if (auto c = roofline_chart(p, probe->document)) {
+    } else if (auto c = roofline_chart(p, *ceilings)) {
       s.blocks.push_back(*c);
     }
   }

@@ -1,0 +1,172 @@
+// The findings of one workload, from its stored records (see workload_findings.h).
+#include "plumb/analysis/workload_findings.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
+
+namespace plumb::analysis {
+namespace {
+
+std::string percent(double share) {
+  return fmt::format("{:.0f}%", share * 100);
+}
+
+Shares sorted_shares(const std::map<std::string, double>& shares) {
+  Shares out(shares.begin(), shares.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+// "DRAM bandwidth", "L2 bandwidth", "fp32 roof": the roof a placement is bound by.
+std::string roof_words(const Placement& p, const Ceilings& ceilings) {
+  if (p.bound.rfind("memory:", 0) == 0) {
+    std::string level = p.bound.substr(7);
+    std::transform(level.begin(), level.end(), level.begin(), ::toupper);
+    return level + " bandwidth";
+  }
+  // An item without a dtype of its own was placed under the ceilings' own peak.
+  const std::string dtype = !p.dtype.empty() && ceilings.by_dtype.count(p.dtype) > 0
+                                ? p.dtype
+                                : split(ceilings.peak_source, ' ').front();
+  return dtype + " roof";
+}
+
+std::string clause_for_top(const BoundFinding& f) {
+  const std::string head =
+      fmt::format("{} takes {} of the step", f.category, percent(f.category_share));
+  if (f.category == "uncosted")
+    return head + " in operators the cost model has no FLOP/byte rule for, so it is not placed";
+  if (f.bound.empty()) return head;
+  if (f.bound == "overhead")
+    return fmt::format(
+        "{} and reaches only {} of its {}: bound by overhead (dispatch, latency or too little "
+        "work per call), not by the hardware",
+        head, percent(f.roof_fraction), f.roof);
+  const std::string kind = f.bound == "compute" ? "compute-bound" : "memory-bound";
+  // Above the roof: a kernel faster than the probe's (e.g. Winograd convolution does fewer
+  // FLOPs than the cost model counts) or a roof measured low; the placement still holds.
+  return fmt::format("{}, {} at {} of the {}{}", head, kind, percent(f.roof_fraction), f.roof,
+                     f.roof_fraction > 1.02 ? " (above the probed roof)" : "");
+}
+
+}  // namespace
+
+std::optional<Ceilings> profile_ceilings(const store::StoredProfile& profile,
+                                         const std::vector<store::StoredProbe>& probes) {
+  const store::StoredProbe* newest = nullptr;  // probes come in id order
+  for (const auto& candidate : probes)
+    if (candidate.machine == platform::machine_key(profile.environment)) newest = &candidate;
+  if (newest == nullptr) return std::nullopt;
+  try {
+    return ceilings_from_probe(newest->document, "fp32", profile.threads, PeakKind::kInstruction);
+  } catch (const UsageError&) {
+    return std::nullopt;  // no fp32 roof or no bandwidth levels on this probe
+  }
+}
+
+BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* ceilings) {
+  BoundFinding f;
+  const Breakdown by_category = breakdown(profile, GroupBy::kCategory);
+  if (by_category.rows.empty() || by_category.step_s <= 0) {
+    f.sentence = "no operator time recorded";
+    return f;
+  }
+  const BreakdownRow& top = by_category.rows.front();
+  f.category = top.name;
+  f.category_share = top.time_share;
+  f.overhead_share = std::max(0.0, by_category.overhead_s / by_category.step_s);
+
+  // Each operator type placed on its own, and the category each belongs to.
+  std::map<std::string, std::string> category_of;  // op group key -> category row
+  for (const auto& op : profile.ops)
+    category_of.emplace(group_key(op, GroupBy::kOp), group_key(op, GroupBy::kCategory));
+  std::vector<WorkItem> top_items;
+  std::map<std::string, double> memory_bound_time;  // other categories, seconds per step
+  for (const WorkItem& item : work_items(profile, GroupBy::kOp)) {
+    const std::string& category = category_of[item.name];
+    if (category == f.category) {
+      top_items.push_back(item);
+    } else if (ceilings != nullptr && (item.flops > 0 || item.bytes > 0)) {
+      const Placement p = place(item, *ceilings);
+      if (p.bound.rfind("memory:", 0) == 0) memory_bound_time[category] += item.seconds;
+    }
+  }
+  for (const auto& [category, seconds] : sorted_shares(memory_bound_time)) {
+    f.memory_bound_share += seconds / by_category.step_s;
+    if (f.memory_bound_categories.size() < 2) f.memory_bound_categories.push_back(category);
+  }
+
+  std::vector<std::string> clauses;
+  if (ceilings != nullptr && f.category != "uncosted") {
+    WorkItem whole = sum_items(top_items, f.category);
+    // The category computes in the dtype of its heaviest operator.
+    const auto heaviest =
+        std::max_element(top_items.begin(), top_items.end(),
+                         [](const WorkItem& a, const WorkItem& b) { return a.flops < b.flops; });
+    if (heaviest != top_items.end()) whole.dtype = heaviest->dtype;
+    if (whole.flops > 0 || whole.bytes > 0) {
+      const Placement p = place(whole, *ceilings);
+      f.bound = p.bound;
+      f.roof_fraction = p.roof_fraction;
+      f.roof = roof_words(p, *ceilings);
+    }
+    const Placement step = place(step_item(profile, "step"), *ceilings);
+    f.step_utilisation = step.utilisation;
+  }
+  clauses.push_back(clause_for_top(f));
+  if (f.memory_bound_share >= 0.05)
+    clauses.push_back(fmt::format("{} of the step in memory-bound {}",
+                                  percent(f.memory_bound_share),
+                                  join(f.memory_bound_categories, " and ")));
+  if (f.overhead_share >= 0.05)
+    clauses.push_back(
+        fmt::format("{} framework time outside operators", percent(f.overhead_share)));
+  if (ceilings == nullptr)
+    clauses.push_back("no ceilings of this machine stored to place it on (plumb probe --quick)");
+  f.sentence = join(clauses, "; ");
+  return f;
+}
+
+Shares top_operator_types(const profile::StepProfile& profile, size_t n) {
+  Shares all = sorted_shares(op_type_shares(profile));
+  if (all.size() > n) all.resize(n);
+  return all;
+}
+
+Shares memory_mix(const profile::MemoryBreakdown& breakdown) {
+  std::map<std::string, double> shares;
+  if (breakdown.total_peak <= 0) return {};
+  for (size_t c = 0; c < profile::kMemoryCategoryCount; ++c)
+    if (breakdown.at_total_peak[c] > 0)
+      shares[profile::category_key(profile::category_at(c))] =
+          static_cast<double>(breakdown.at_total_peak[c]) /
+          static_cast<double>(breakdown.total_peak);
+  return sorted_shares(shares);
+}
+
+std::string precision_gain_text(const store::PrecisionComparisonRecord& c) {
+  std::string error;
+  if (c.error_measured)
+    error = c.error.agreement_kind == "token"
+                ? fmt::format(" (tokens {} agree)", percent(c.error.agreement))
+                : fmt::format(" (error {:.1e})", c.error.relative_l2);
+  return fmt::format("{} {:.2f}x{}", c.dtype, c.speedup, error);
+}
+
+std::string shares_text(const Shares& shares, size_t n) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < shares.size() && i < n; ++i)
+    parts.push_back(shares[i].first + " " + percent(shares[i].second));
+  return join(parts, ", ");
+}
+
+}  // namespace plumb::analysis
