@@ -2,6 +2,8 @@
 // what lands in the database, and that bad input and SIGKILL never damage stored results.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "plumb/platform/cpu_features.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb {
@@ -104,6 +107,19 @@ TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
   EXPECT_EQ(runs[0].result.samples_s.size(), j["step_time"]["n"].get<size_t>());
   EXPECT_FALSE(runs[0].result.warmup_s.empty());
   EXPECT_EQ(runs[0].environment.threads_used, 1);
+}
+
+// Without --threads a run uses every CPU this process may use, as LibTorch would, and says so.
+TEST_F(Cli, ThreadsDefaultToTheUsableCpus) {
+  std::string args = quick_run_args();
+  args.erase(args.find("--threads 1 "), std::string("--threads 1 ").size());
+  Result r = plumb(args + " --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const int cpus = static_cast<int>(platform::allowed_cpus().size());
+  EXPECT_NE(r.out.find(fmt::format("--threads {} ", cpus)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("of {} thread(s)", cpus)), std::string::npos) << r.out;
+  auto store = store::ResultsStore::open(db(), /*read_only=*/true);
+  EXPECT_EQ(store->load_runs(false).at(0).threads, cpus);
 }
 
 TEST_F(Cli, BadArgumentsAreUsageErrors) {

@@ -135,8 +135,8 @@ INSTANTIATE_TEST_SUITE_P(
         Published{"transformer", 63045632, 5992480768.0}, Published{"gnmt", 27451905, 3390059520.0},
         Published{"seq2seq_gru", 80443000, 8244500000.0},
         Published{"wgan_gp", 16032324, 1786511360.0},  // MACs: generator
-        Published{"dlrm", 90, 92.0},                   // reference defaults
-        Published{"deepq", 1693362, 9352192.0},
+        // Default preset: bench/dlrm_s_benchmark.sh (embeddings + bottom + top).
+        Published{"dlrm", 514499137, 2500672.0}, Published{"deepq", 1693362, 9352192.0},
         Published{"a3c", 677429, 2966784.0, {"actors=1"}},  // one state
         Published{"speech", 6386750, 9993535488.0},         // 1566 frames
         // The smallest bucket, 200 frames: the same layers as 1600 (146,380,481,280 MACs by
@@ -150,6 +150,17 @@ INSTANTIATE_TEST_SUITE_P(
         Published{"faster_rcnn_shufflenet", 3566685, 9250837600.0},
         Published{"retinanet", 33845070, 96703424000.0}),
     [](const auto& p) { return std::string(p.param.name); });
+
+// dlrm's `small` preset is dlrm_s_pytorch.py's command-line defaults: tables of 4, 3, 2 rows
+// of d = 2 (18 parameters), bottom 4-3-2 (15 + 8), top 8-4-2-1 (36 + 10 + 3).
+TEST(Fidelity, DlrmSmallPresetIsTheReferenceDefaults) {
+  const Workload& w = workloads::default_registry().get("dlrm");
+  Config config = w.default_config();
+  config.apply_settings({"preset=small", "batch=1"});
+  auto model = w.build(config, torch::Device(torch::kCPU));
+  EXPECT_EQ(count_trainable_parameters(model->module()), 18 + 23 + 49);
+  EXPECT_EQ(profile::forward_cost(*model).macs, 92.0);
+}
 
 class EveryWorkload : public ::testing::TestWithParam<std::string> {};
 

@@ -7,8 +7,6 @@
 // item is stored the moment it finishes, tagged with the characterization's name, so a killed pass
 // rerun with the same name repeats nothing that finished (the item that was running is measured
 // again).
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -26,6 +24,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/dendrogram_text.h"
 #include "plumb/cli/list_options.h"
+#include "plumb/cli/measure_options.h"
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"
 #include "plumb/cli/workload_selection.h"
@@ -326,7 +325,8 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
                   "suite: the batches and sizes plumb suite measures; tiny: seconds-per-step "
                   "models (a smoke test)")
       ->capture_default_str();
-  cmd->add_option("--threads", f->threads, "Intra-op threads (default: every online core)");
+  cmd->add_option("--threads", f->threads,
+                  "Intra-op threads (default: every CPU this process may use)");
   cmd->add_option("--dtypes", f->dtypes, "Precisions measured against fp32 in inference, or none")
       ->capture_default_str();
   cmd->add_option("--max-time", f->max_time, "Measurement budget per timed run, seconds");
@@ -339,7 +339,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     if (f->size != "suite" && f->size != "tiny")
       throw UsageError("--size must be suite or tiny, got '" + f->size + "'");
     if (f->threads < 0) throw UsageError("--threads must be at least 1");
-    if (f->threads == 0) f->threads = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+    if (f->threads == 0) f->threads = default_threads();
     if (f->max_time < 0 || f->max_warmup_time < 0)
       throw UsageError("--max-time and --max-warmup-time must be positive");
     std::vector<Dtype> dtypes;

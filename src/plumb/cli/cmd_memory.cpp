@@ -20,6 +20,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/list_options.h"
+#include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
@@ -325,7 +326,10 @@ void add_memory_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--rss-check", flags->rss_check,
                 "Make glibc return freed blocks to the kernel so the process's resident-set "
                 "growth can be compared with the tracked peak (steps run ~2x slower)");
-  cmd->add_option("--threads", flags->run.threads, "Intra-op threads")->capture_default_str();
+  flags->run.threads = default_threads();
+  cmd->add_option("--threads", flags->run.threads,
+                  "Intra-op threads (default: every CPU this process may use)")
+      ->capture_default_str();
   cmd->add_option("--device", flags->run.device, "cpu (CUDA memory is not tracked yet)")
       ->capture_default_str();
   cmd->add_option("--seed", flags->run.seed, "Seed for weights and synthetic data")

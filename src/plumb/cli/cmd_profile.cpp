@@ -33,7 +33,7 @@ namespace {
 
 struct ProfileFlags {
   MeasureFlags measure;
-  std::string threads = "1";
+  std::string threads;  // default: every CPU this process may use
   std::string by = "category";
   size_t top = 0;  // 0: all rows (JSON) / 15 rows (table)
   int steps = 3;
@@ -183,7 +183,9 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
   cmd->add_option("--mode", flags->measure.mode, "train, infer, or train,infer to compare")
       ->capture_default_str();
-  cmd->add_option("--threads", flags->threads, "Thread counts, e.g. 1,2 (scaling fits)")
+  flags->threads = std::to_string(default_threads());
+  cmd->add_option("--threads", flags->threads,
+                  "Thread counts, e.g. 1,2 (scaling fits; default: every CPU this process may use)")
       ->capture_default_str();
   cmd->add_option("--by", flags->by, "Rows by op, category or layer")->capture_default_str();
   cmd->add_option("--top", flags->top, "Show only the K most expensive rows");

@@ -48,6 +48,7 @@ std::vector<std::string> summary_row(const store::StoredRun& r) {
           r.mode,
           r.dtype,
           std::to_string(r.batch),
+          std::to_string(r.threads),
           run::status_name(r.result.status),
           ok ? format_number(r.result.throughput, 2) : "-",
           r.result.throughput_unit,
@@ -58,9 +59,9 @@ std::vector<std::string> summary_row(const store::StoredRun& r) {
           std::to_string(r.id)};
 }
 
-const std::vector<std::string> kSummaryHeader = {"workload", "mode",       "dtype", "batch",
-                                                 "status",   "throughput", "unit",  "mean step",
-                                                 "p95 step", "ci +/-",     "n",     "run id"};
+const std::vector<std::string> kSummaryHeader = {
+    "workload", "mode",      "dtype",    "batch",  "threads", "status", "throughput",
+    "unit",     "mean step", "p95 step", "ci +/-", "n",       "run id"};
 
 void print_run_human(const store::StoredRun& r, const std::string& db_path) {
   Table table(kSummaryHeader);

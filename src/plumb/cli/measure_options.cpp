@@ -1,10 +1,17 @@
 // Shared execution options (see measure_options.h).
 #include "plumb/cli/measure_options.h"
 
+#include <algorithm>
+
 #include "plumb/core/precision.h"
+#include "plumb/platform/cpu_features.h"
 #include "plumb/run/runner.h"
 
 namespace plumb::cli {
+
+int default_threads() {
+  return std::max(1, static_cast<int>(platform::allowed_cpus().size()));
+}
 
 void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time,
                          double default_max_warmup_time, SamplingOptions sampling,
@@ -12,8 +19,11 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
   run::RunOptions& o = f.run;
   o.max_time_s = default_max_time;
   o.max_warmup_s = default_max_warmup_time;
+  o.threads = default_threads();
   if (threads == ThreadsOption::kSingle)
-    cmd.add_option("--threads", o.threads, "Intra-op threads")->capture_default_str();
+    cmd.add_option("--threads", o.threads,
+                   "Intra-op threads (default: every CPU this process may use)")
+        ->capture_default_str();
   cmd.add_option("--device", o.device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd.add_option("--dtype", f.dtypes,
                  "Precision(s), comma-separated: fp32, bf16 (autocast; mixed precision in "

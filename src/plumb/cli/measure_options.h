@@ -26,6 +26,11 @@ struct MeasureFlags {
 enum class SamplingOptions { kWith, kWithout };  // profile passes take no CI sampling flags
 enum class ThreadsOption { kSingle, kNone };     // profile declares its own --threads list
 
+// The default intra-op thread count of every command that runs a workload: every CPU this
+// process may use (its affinity mask), as LibTorch sizes its own pool. At least 1.
+int default_threads();
+
+// Declares the shared options; --threads defaults to default_threads().
 void add_measure_options(CLI::App& cmd, MeasureFlags& flags, double default_max_time,
                          double default_max_warmup_time,
                          SamplingOptions sampling = SamplingOptions::kWith,
