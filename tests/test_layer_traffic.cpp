@@ -80,5 +80,53 @@ TEST(LayerTraffic, ConvolutionAndFullyConnectedMatchHandComputation) {
   EXPECT_DOUBLE_EQ(s.model_per_weight, (9437184.0 + 1310720.0) / (1152.0 + 655360.0));
 }
 
+// A lookup reads the rows it gathers, not its table: 3 bags of 4 indices into a table of
+// 100,000 rows of 16 fp32 values.
+class BagModel : public Model {
+ public:
+  BagModel()
+      : bag_(
+            torch::nn::EmbeddingBag(torch::nn::EmbeddingBagOptions(100000, 16).mode(torch::kSum))) {
+  }
+  torch::nn::Module& module() override { return *bag_; }
+  Batch make_batch() override {
+    return {{torch::randint(100000, {12}, torch::kLong), torch::tensor({0, 4, 8}, torch::kLong)},
+            3.0};
+  }
+  double train_step(const Batch&) override { return 0; }
+  double infer_step(const Batch& b) override {
+    torch::Tensor pooled;  // [3, 16]
+    {
+      LayerScope scope("bag");
+      pooled = scope.output(bag_->forward(b.tensors[0], b.tensors[1]));
+    }
+    return pooled.sum().item<double>();
+  }
+
+ private:
+  torch::nn::EmbeddingBag bag_;
+};
+
+TEST(LayerTraffic, EmbeddingLookupsReadTheirRowsNotTheTable) {
+  Workload w = conv_fc_workload();
+  w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
+    return std::make_unique<BagModel>();
+  };
+  const auto t = cli::trace_layer_traffic(w, w.default_config());
+  ASSERT_EQ(t.traffic.layers.size(), 1u);
+  const auto& bag = t.traffic.layers[0];
+  EXPECT_EQ(bag.layer, "bag");
+  EXPECT_DOUBLE_EQ(t.traffic.parameter_elements[0], 1600000.0);  // the table it holds
+  // Sum pooling: one add per fetched element, 12 rows x 16 = 192; LibTorch's bag-size
+  // bookkeeping inside the call adds 3 integer subtractions of offsets.
+  EXPECT_DOUBLE_EQ(bag.ops, 195.0);
+  // What the lookup reads: 192 row elements, and its 12 indices and 3 offsets (int64, 120
+  // bytes = 30 four-byte elements; the integer bookkeeping around it is not the table's
+  // traffic); the whole table (1.6 M elements) would bury the 1 op per
+  // element that the Facebook study's Table 1 gives embeddings.
+  EXPECT_DOUBLE_EQ(bag.weight_elements, 222.0);
+  EXPECT_NEAR(bag.ops / bag.weight_elements, 1.0, 0.15);
+}
+
 }  // namespace
 }  // namespace plumb

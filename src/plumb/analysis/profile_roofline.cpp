@@ -180,16 +180,21 @@ LayerTrafficResult layer_traffic(const profile::StepProfile& profile,
   struct Acc {
     double ops = 0, bytes = 0, macs = 0;
     bool embedding = false;
+    double lookup_read = 0;  // bytes the layer's embedding lookups read (rows and indices)
   };
   std::map<std::string, Acc> layers;
   for (const profile::OpStat& op : profile.ops) {
     if (op.layer.empty()) continue;
     Acc& a = layers[op.layer];
-    a.embedding = a.embedding || op.category == "Embedding";
+    const bool lookup = op.category == "Embedding";
+    a.embedding = a.embedding || lookup;
     if (!is_costed(op)) continue;
     a.ops += op.flops;
     a.bytes += op_bytes(op);
     a.macs += op.macs;
+    // The lookups proper compute in the table's type; the integer bookkeeping of offsets and
+    // bag sizes around them (also labelled Embedding) reads no row of the table.
+    if (lookup && !op_compute_dtype(op.signature).empty()) a.lookup_read += op.bytes_read;
   }
   // Each parameter to the longest layer path it extends; the first parameter orders layers
   // (registration order, which is the order the model runs its layers in).
@@ -222,7 +227,11 @@ LayerTrafficResult layer_traffic(const profile::StepProfile& profile,
     }
     auto calls = layer_calls.find(layer);
     const double evaluations = calls != layer_calls.end() ? std::max(1.0, calls->second) : 1.0;
-    const double weight_traffic = w->second * evaluations;
+    double weight_traffic = w->second * evaluations;
+    // A lookup reads the rows it gathers, not its table: a table of millions of rows would
+    // otherwise count as read in full at every call (Table 1's embeddings: 1-2 ops per weight).
+    if (a.embedding && a.macs <= 0)
+      weight_traffic = std::min(weight_traffic, a.lookup_read / element_bytes);
     // Operators read each weight once per evaluation; activations are the rest of the traffic.
     const double activation_elements = std::max(0.0, a.bytes / element_bytes - weight_traffic);
     rows.push_back({first_parameter.at(layer),

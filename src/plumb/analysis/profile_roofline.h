@@ -62,7 +62,9 @@ struct ParameterSize {
 //   parameters  = the parameters whose name extends the layer's module path (each parameter
 //                 goes to the longest matching layer);
 //   weight traffic = parameters x evaluations (`layer_calls`: a recurrent layer runs once per
-//                 time step and reads its weights each time; 1 when not given);
+//                 time step and reads its weights each time; 1 when not given); for an
+//                 embedding layer, at most the bytes its lookups read / element_bytes (the rows
+//                 it gathers, their indices included: a lookup does not read the whole table);
 //   activations = the layer's operator bytes / element_bytes minus the weight traffic.
 // Layers with compute but no matching parameter are returned in `unmatched`.
 struct LayerTrafficResult {

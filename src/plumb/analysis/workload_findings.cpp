@@ -165,7 +165,8 @@ std::string precision_gain_text(const store::PrecisionComparisonRecord& c) {
 std::string shares_text(const Shares& shares, size_t n) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < shares.size() && i < n; ++i)
-    parts.push_back(shares[i].first + " " + percent(shares[i].second));
+    if (shares[i].second >= 0.005)  // a part that rounds to 0% says nothing
+      parts.push_back(shares[i].first + " " + percent(shares[i].second));
   return join(parts, ", ");
 }
 

@@ -61,7 +61,7 @@ Shares memory_mix(const profile::MemoryBreakdown& breakdown);
 // output tokens that agree, since an L2 distance of token ids means nothing).
 std::string precision_gain_text(const store::PrecisionComparisonRecord& comparison);
 
-// "Conv 85%, Normalization 5%": the first `n` shares as percentages.
+// "Conv 85%, Normalization 5%": the first `n` shares as percentages (those under 0.5% left out).
 std::string shares_text(const Shares& shares, size_t n);
 
 }  // namespace plumb::analysis

@@ -79,7 +79,7 @@ ShareBar time_bar(const profile::StepProfile& profile) {
   return bar;
 }
 
-// 22159, 566, 1.18: whole units once there are enough of them.
+// 22159, 566, 1.18: whole units once there are enough of them (throughputs, MiB).
 std::string rate_text(double value) {
   return value >= 100 ? fmt::format("{:.0f}", value) : vl::number_text(value, 3);
 }
@@ -146,11 +146,10 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
   } else {
     const auto mix = analysis::memory_mix(r.memory->result.breakdown);
     card.fields.push_back(
-        {fmt::format(
-             "Memory at the {} step's peak: {} MiB (batch {})", r.memory->mode,
-             vl::number_text(
-                 static_cast<double>(r.memory->result.breakdown.total_peak) / (1024.0 * 1024.0), 3),
-             r.memory->batch),
+        {fmt::format("Memory at the {} step's peak: {} MiB (batch {})", r.memory->mode,
+                     rate_text(static_cast<double>(r.memory->result.breakdown.total_peak) /
+                               (1024.0 * 1024.0)),
+                     r.memory->batch),
          analysis::shares_text(mix, 4), ShareBar{"memory", mix}, false});
   }
 

@@ -147,9 +147,10 @@ struct RnnSearchImpl : nn::Module {
     }
     enc.keys = run_layer("attention.memory_proj", attention->memory_proj, enc.annotations);
     enc.pad = source_real.logical_not();
-    auto s0 = run_layer("init_state", init_state, bw_first);  // [B, n]
+    // s_0 = tanh(W_s h_1-backward): one evaluation of the init_state layer, its tanh
+    // included (a second scope would count the layer, and read its weights, twice).
     LayerScope scope("init_state");
-    enc.state = scope.output(torch::tanh(s0));
+    enc.state = scope.output(torch::tanh(init_state->forward(bw_first)));  // [B, n]
     return enc;
   }
 
