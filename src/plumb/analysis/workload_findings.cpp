@@ -40,9 +40,20 @@ std::string roof_words(const Placement& p, const Ceilings& ceilings) {
   return dtype + " roof";
 }
 
+// "step", or "operator time" when operators overlapped on several threads.
+const char* share_of(const BoundFinding& f) {
+  return f.concurrency > 0 ? "operator time" : "step";
+}
+
+// The time the shares of a step are taken of: its wall time, or its operator time when
+// operators ran on several threads at once and add up to more than the wall time.
+double share_base(const Breakdown& b) {
+  return std::max(b.step_s, b.op_time_s);
+}
+
 std::string clause_for_top(const BoundFinding& f) {
   const std::string head =
-      fmt::format("{} takes {} of the step", f.category, percent(f.category_share));
+      fmt::format("{} takes {} of the {}", f.category, percent(f.category_share), share_of(f));
   if (f.category == "uncosted")
     return head + " in operators the cost model has no FLOP/byte rule for, so it is not placed";
   if (f.bound.empty()) return head;
@@ -59,6 +70,16 @@ std::string clause_for_top(const BoundFinding& f) {
 }
 
 }  // namespace
+
+Shares category_time_shares(const profile::StepProfile& profile) {
+  const Breakdown b = breakdown(profile, GroupBy::kCategory);
+  const double base = share_base(b);
+  Shares out;
+  if (base <= 0) return out;
+  for (const auto& row : b.rows) out.emplace_back(row.name, row.time_s / base);
+  if (b.overhead_s > 0) out.emplace_back("framework overhead", b.overhead_s / base);
+  return out;
+}
 
 std::optional<Ceilings> profile_ceilings(const store::StoredProfile& profile,
                                          const std::vector<store::StoredProbe>& probes) {
@@ -81,9 +102,12 @@ BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* 
     return f;
   }
   const BreakdownRow& top = by_category.rows.front();
+  const double base = share_base(by_category);
+  if (by_category.op_time_s > by_category.step_s * 1.05)
+    f.concurrency = by_category.op_time_s / by_category.step_s;
   f.category = top.name;
-  f.category_share = top.time_share;
-  f.overhead_share = std::max(0.0, by_category.overhead_s / by_category.step_s);
+  f.category_share = top.time_s / base;
+  f.overhead_share = std::max(0.0, by_category.overhead_s / base);
 
   // Each operator type placed on its own, and the category each belongs to.
   std::map<std::string, std::string> category_of;  // op group key -> category row
@@ -101,11 +125,16 @@ BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* 
     }
   }
   for (const auto& [category, seconds] : sorted_shares(memory_bound_time)) {
-    f.memory_bound_share += seconds / by_category.step_s;
+    f.memory_bound_share += seconds / base;
     if (f.memory_bound_categories.size() < 2) f.memory_bound_categories.push_back(category);
   }
 
   std::vector<std::string> clauses;
+  if (f.concurrency > 0)
+    clauses.push_back(fmt::format(
+        "operators ran on several threads at once ({:.1f}x the step's wall time), so shares are "
+        "of operator time",
+        f.concurrency));
   if (ceilings != nullptr && f.category != "uncosted") {
     WorkItem whole = sum_items(top_items, f.category);
     // The category computes in the dtype of its heaviest operator.
@@ -124,9 +153,8 @@ BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* 
   }
   clauses.push_back(clause_for_top(f));
   if (f.memory_bound_share >= 0.05)
-    clauses.push_back(fmt::format("{} of the step in memory-bound {}",
-                                  percent(f.memory_bound_share),
-                                  join(f.memory_bound_categories, " and ")));
+    clauses.push_back(fmt::format("{} of the {} in memory-bound {}", percent(f.memory_bound_share),
+                                  share_of(f), join(f.memory_bound_categories, " and ")));
   if (f.overhead_share >= 0.05)
     clauses.push_back(
         fmt::format("{} framework time outside operators", percent(f.overhead_share)));

@@ -40,7 +40,10 @@ struct BoundFinding {
   // the step, and those categories, most time first.
   double memory_bound_share = 0;
   std::vector<std::string> memory_bound_categories;
-  double overhead_share = 0;     // framework time outside any operator, of the step
+  double overhead_share = 0;  // framework time outside any operator, of the step
+  // Operator time / step time when operators ran on several threads at once (a3c's actors):
+  // the shares above are then of operator time, so that they still add up to 1. 0 otherwise.
+  double concurrency = 0;
   double step_utilisation = -1;  // the step's FLOP/s over its dtype's peak; < 0 without roofs
   std::string sentence;          // all of the above for a reader, in one sentence
 };
@@ -48,6 +51,10 @@ struct BoundFinding {
 // `ceilings` may be null (no probe of the machine): the finding then names the dominant
 // category and the overhead only, and says how to get the roofs.
 BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* ceilings);
+
+// Each category's share of the step's wall time (framework overhead as its own part), or of
+// operator time when operators overlapped on several threads (their time exceeds the step).
+Shares category_time_shares(const profile::StepProfile& profile);
 
 // Operator types (forward and backward merged) by share of operator time, the first `n`.
 Shares top_operator_types(const profile::StepProfile& profile, size_t n);

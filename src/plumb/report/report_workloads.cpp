@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/core/text.h"
 #include "plumb/report/report.h"
@@ -69,16 +68,6 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
   return by;
 }
 
-// The step's time by operator category, framework overhead as its own part.
-ShareBar time_bar(const profile::StepProfile& profile) {
-  const auto b = analysis::breakdown(profile, analysis::GroupBy::kCategory);
-  ShareBar bar{"time", {}};
-  for (const auto& row : b.rows) bar.parts.emplace_back(row.name, row.time_share);
-  if (b.step_s > 0 && b.overhead_s > 0)
-    bar.parts.emplace_back("framework overhead", b.overhead_s / b.step_s);
-  return bar;
-}
-
 // 22159, 566, 1.18: whole units once there are enough of them (throughputs, MiB).
 std::string rate_text(double value) {
   return value >= 100 ? fmt::format("{:.0f}", value) : vl::number_text(value, 3);
@@ -127,7 +116,7 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
     card.fields.push_back({"Top operators", profile_hint(workload, d.db_path), {}, true});
   } else {
     const auto& profile = main_profile->result.profile;
-    const ShareBar bar = time_bar(profile);
+    const ShareBar bar{"time", analysis::category_time_shares(profile)};
     card.fields.push_back(
         {fmt::format("Where the {} step's time goes (by operator category)", main_profile->mode),
          analysis::shares_text(bar.parts, 4), bar, false});
