@@ -751,5 +751,42 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
             1);
 }
 
+// A v7 file (before plumb dist) gains the dist_worlds table on the first writing open; its runs
+// stay, and a data-parallel world stores and reads back.
+TEST_F(StoreTest, SchemaSevenGainsDataParallelWorlds) {
+  const std::string db = file("v7.db");
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec("DROP TABLE dist_worlds; PRAGMA user_version = 7");
+  }
+  EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_dist_worlds().empty());
+  auto store = ResultsStore::open(db);
+  StoredDistWorld w;
+  w.started_at = "2026-01-01T00:00:00Z";
+  w.workload = "resnet50";
+  w.workers = 2;
+  w.batch_per_worker = 4;
+  w.bucket_bytes = 25 << 20;
+  w.throughput = 10.5;
+  w.throughput_unit = "images/s";
+  w.step_mean_s = 0.76;
+  w.efficiency = 0.9;
+  w.exposed_s = 0.01;
+  w.gradient_bytes = 102228128;
+  w.environment = make_environment();
+  w.document = {{"step_s", {0.75, 0.77}}};
+  const int64_t id = store->save_dist_world(w);
+  const auto back = store->load_dist_worlds();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].id, id);
+  EXPECT_EQ(back[0].workers, 2);
+  EXPECT_DOUBLE_EQ(back[0].efficiency, 0.9);
+  EXPECT_EQ(back[0].document, w.document);
+  EXPECT_EQ(store->load_runs(false).size(), 1u);
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+}
+
 }  // namespace
 }  // namespace plumb::store

@@ -24,5 +24,8 @@ void add_compare_command(CLI::App& app, int& exit_code);  // exit 1: significant
 void add_precision_command(CLI::App& app, int& exit_code);
 void add_gemm_command(CLI::App& app, int& exit_code);          // GEMM shapes per precision
 void add_characterize_command(CLI::App& app, int& exit_code);  // the main job, resumable
+#ifdef PLUMB_WITH_GLOO
+void add_dist_command(CLI::App& app, int& exit_code);  // data-parallel training (c10d Gloo)
+#endif
 
 }  // namespace plumb::cli

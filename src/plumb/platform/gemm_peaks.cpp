@@ -19,15 +19,15 @@ namespace {
 // Best wall time of one call: one untimed call first (first-touch, kernel selection), then
 // calls until the budget is spent, at least three.
 double best_call_seconds(const std::function<void()>& call, double budget_s) {
-  using Clock = std::chrono::steady_clock;
+  using GemmClock = std::chrono::steady_clock;
   call();
   double best = std::numeric_limits<double>::infinity();
-  const auto start = Clock::now();
-  for (int n = 0; n < 3 || std::chrono::duration<double>(Clock::now() - start).count() < budget_s;
-       ++n) {
-    const auto t0 = Clock::now();
+  const auto start = GemmClock::now();
+  for (int n = 0;
+       n < 3 || std::chrono::duration<double>(GemmClock::now() - start).count() < budget_s; ++n) {
+    const auto t0 = GemmClock::now();
     call();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    best = std::min(best, std::chrono::duration<double>(GemmClock::now() - t0).count());
   }
   return best;
 }

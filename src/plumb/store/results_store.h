@@ -34,7 +34,7 @@ namespace plumb::store {
 // record's dtype and memory format, the run's precision notes, status 'unsupported', and the
 // precision_comparisons table. Older files are upgraded in place, in one transaction, the first
 // time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -136,6 +136,22 @@ struct PrecisionComparisonRecord {
   std::string note;             // "selective plan: layer1.0.conv1 kept in fp32", or why no error
 };
 
+// One world (worker count) of a `plumb dist` measurement (schema v8).
+struct StoredDistWorld {
+  int64_t id = 0;
+  std::string started_at, workload, link = "none", tag;
+  int workers = 1, threads_per_worker = 1;
+  int64_t batch_per_worker = 0, bucket_bytes = 0, gradient_bytes = 0, peak_rss_bytes = 0;
+  bool overlap = true;
+  run::RunStatus status = run::RunStatus::kOk;
+  std::string message, throughput_unit;
+  // NaN when not measured (a failed world; efficiency without a one-worker world).
+  double throughput = 0, step_mean_s = 0, step_ci_rel = 0, efficiency = 0;
+  double compute_s = 0, exposed_s = 0, overlapped_s = 0;
+  platform::Environment environment;
+  nlohmann::ordered_json document;  // the world's whole result (docs/dist.md)
+};
+
 class ResultsStore {
  public:
   // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
@@ -194,6 +210,11 @@ class ResultsStore {
   // file without probes (or a v1/v2 file read unupgraded).
   std::optional<StoredProbe> latest_probe(const std::string& machine, bool thorough_only) const;
   std::vector<StoredProbe> load_probes() const;
+
+  // Stores one world of a data-parallel measurement; returns its id. In id order when loaded
+  // (empty for a file from before v8 read without upgrading).
+  int64_t save_dist_world(const StoredDistWorld& world);
+  std::vector<StoredDistWorld> load_dist_worlds() const;
 
   // Stores one precision-vs-fp32 finding; both runs must be stored already. Returns its id.
   int64_t save_precision_comparison(const PrecisionComparisonRecord& record);

@@ -270,6 +270,38 @@ CREATE TABLE IF NOT EXISTS precision_comparisons (
 );
 )sql";
 
+// plumb dist: one row per world (a worker count) of a data-parallel measurement (schema v8).
+// Its figures as columns for SQL; the whole result (per-step samples, buckets, the all-reduce
+// sweep) as JSON.
+constexpr const char* kDistSql = R"sql(
+CREATE TABLE IF NOT EXISTS dist_worlds (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at         TEXT NOT NULL,
+  workload           TEXT NOT NULL,
+  workers            INTEGER NOT NULL,
+  threads_per_worker INTEGER NOT NULL,
+  batch_per_worker   INTEGER NOT NULL,
+  bucket_bytes       INTEGER NOT NULL,
+  overlap            INTEGER NOT NULL,
+  link               TEXT NOT NULL,
+  tag                TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN (@STATUSES@)),
+  message            TEXT NOT NULL,
+  throughput         REAL,
+  throughput_unit    TEXT NOT NULL,
+  step_mean_s        REAL,
+  step_ci_rel        REAL,
+  efficiency         REAL,
+  compute_s          REAL,
+  exposed_s          REAL,
+  overlapped_s       REAL,
+  gradient_bytes     INTEGER NOT NULL,
+  peak_rss_bytes     INTEGER NOT NULL,
+  environment_id     INTEGER NOT NULL REFERENCES environments(id),
+  json               TEXT NOT NULL
+);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -524,6 +556,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kSweepsSql));
   add_precision_columns(db);
   db.exec(kPrecisionSql);
+  db.exec(with_statuses(kDistSql));
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -543,6 +576,7 @@ void migrate_schema(SQLite::Database& db, int from) {
     for (const char* table : {"runs", "profiles", "memory_profiles", "sweep_points"})
       widen_status_check(db, table);
   }
+  if (from < 8) db.exec(with_statuses(kDistSql));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

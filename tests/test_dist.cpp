@@ -1,0 +1,246 @@
+// Data-parallel training (plumb dist): two workers on halves of a batch end with the same
+// parameters as one worker on the whole batch; a worker killed mid-run stops the others with a
+// clear error; bad input is refused before any worker starts.
+#ifdef PLUMB_WITH_GLOO
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "cli_fixture.h"
+#include "plumb/run/gradient_buckets.h"
+#include "plumb/run/process_group.h"
+#include "plumb/store/results_store.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb {
+namespace {
+
+// paradnn_fc (4 layers of 32 nodes, plain SGD; cross-entropy averaged over the batch) at
+// batch `batch`, built with seed 7.
+std::unique_ptr<Model> fc_model(int64_t batch) {
+  const Workload& w = workloads::default_registry().get("paradnn_fc");
+  Config c = w.default_config();
+  c.apply_settings({"layers=4", "nodes=32", "input=24", "output=10", "optimizer=sgd", "lr=0.05",
+                    "batch=" + std::to_string(batch)});
+  torch::manual_seed(7);
+  auto model = w.build(c, torch::Device(torch::kCPU));
+  model->module().train();
+  return model;
+}
+
+Batch rows(const Batch& b, int64_t start, int64_t count) {
+  Batch out;
+  for (const auto& t : b.tensors) out.tensors.push_back(t.narrow(0, start, count).contiguous());
+  out.units = static_cast<double>(count);
+  return out;
+}
+
+TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
+  torch::set_num_threads(1);
+  constexpr int64_t kHalf = 8;
+  constexpr int kSteps = 5;
+  // The whole batches, one per step, and the single-worker reference trained on them.
+  auto reference = fc_model(2 * kHalf);
+  std::vector<Batch> whole;
+  torch::manual_seed(11);
+  for (int i = 0; i < kSteps; ++i) whole.push_back(reference->make_batch());
+  for (const auto& b : whole) reference->train_step(b);
+
+  // Two workers in threads of this process, each on its half of every batch, over the real
+  // rendezvous and Gloo path; small buckets, so that several overlap backward.
+  std::vector<std::unique_ptr<Model>> models(2);
+  std::vector<std::string> errors(2);
+  const int port = run::free_loopback_port();
+  std::vector<std::thread> workers;
+  for (int rank = 0; rank < 2; ++rank)
+    workers.emplace_back([&, rank] {
+      try {
+        run::WorldInfo world;
+        world.rank = rank;
+        world.size = 2;
+        world.master_port = port;
+        const auto group = run::join_process_group(world, std::chrono::seconds(60));
+        models[rank] = fc_model(kHalf);
+        // Rank 1 starts from other weights: the broadcast must replace them with rank 0's.
+        if (rank == 1) {
+          torch::NoGradGuard no_grad;
+          for (auto& p : models[rank]->module().parameters()) p.add_(1.0);
+        }
+        run::GradientReducer reducer(models[rank]->module(), group, /*bucket_bytes=*/4096,
+                                     /*overlap=*/true);
+        reducer.broadcast_state();
+        EXPECT_GT(reducer.bucket_count(), 1u);
+        for (const auto& b : whole) models[rank]->train_step(rows(b, rank * kHalf, kHalf));
+        EXPECT_EQ(reducer.last_step().buckets.size(), reducer.bucket_count());
+        EXPECT_GE(reducer.last_step().exposed_s, 0.0);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : workers) t.join();
+  ASSERT_EQ(errors[0], "");
+  ASSERT_EQ(errors[1], "");
+  const auto expected = reference->module().parameters();
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto got = models[rank]->module().parameters();
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      // Averaging two half-batch gradients sums in another order than one whole-batch
+      // gradient: equal up to fp32 rounding.
+      EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-4, 1e-5))
+          << "rank " << rank << " parameter " << i << " differs by "
+          << (got[i] - expected[i]).abs().max().item<double>();
+      // And training moved them: the check is not vacuous.
+    }
+  }
+  EXPECT_FALSE(torch::allclose(expected[0], fc_model(2 * kHalf)->module().parameters()[0]));
+}
+
+using testing::Cli;
+
+TEST_F(Cli, DistReportsScalingForOneAndTwoWorkers) {
+  const auto r = plumb(
+      "dist autoenc --workers 2,1 --batch-per-worker 8 --steps 4 --warmup-steps 1 --bucket-mb 0.01 "
+      "--set hidden=16 --set latent=4 --json --db " +
+      db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.at("worlds").size(), 2u);
+  const auto& one = doc["worlds"][0];
+  const auto& two = doc["worlds"][1];
+  EXPECT_EQ(one.at("workers"), 1);
+  EXPECT_EQ(two.at("workers"), 2);
+  for (const auto* w : {&one, &two}) {
+    EXPECT_EQ(w->at("status"), "ok") << w->at("message");
+    EXPECT_EQ(w->at("step_s").size(), 4u);
+    EXPECT_GT(w->at("throughput").get<double>(), 0);
+    EXPECT_GT(w->at("peak_rss_bytes").get<double>(), 0);
+    const auto& split = w->at("split");
+    EXPECT_NEAR(
+        split.at("compute_s").get<double>() + split.at("exposed_communication_s").get<double>(),
+        w->at("step").at("mean_s").get<double>(), 1e-9);
+  }
+  // One worker sends nothing; two send 2(n-1)/n = 1x the gradient bytes each.
+  EXPECT_EQ(one.at("bytes_sent_per_worker_per_step"), 0.0);
+  EXPECT_EQ(two.at("bytes_sent_per_worker_per_step"), two.at("gradient_bytes"));
+  EXPECT_GT(two.at("buckets").get<int>(), 1);  // 10 KiB buckets of this autoenc's 100 KB
+  EXPECT_TRUE(two.contains("efficiency"));
+  EXPECT_DOUBLE_EQ(two["units_per_step"].get<double>(), 2 * one["units_per_step"].get<double>());
+  // Stored as two worlds, the efficiency against the one-worker world with it.
+  const auto stored = store::ResultsStore::open(db(), /*read_only=*/true)->load_dist_worlds();
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_EQ(stored[0].workers, 1);
+  EXPECT_EQ(stored[1].workers, 2);
+  EXPECT_EQ(stored[1].batch_per_worker, 8);
+  EXPECT_DOUBLE_EQ(stored[1].throughput, two.at("throughput").get<double>());
+  EXPECT_DOUBLE_EQ(stored[1].efficiency, two.at("efficiency").at("value").get<double>());
+  EXPECT_TRUE(std::isnan(stored[0].efficiency) || stored[0].efficiency > 0);
+  EXPECT_EQ(stored[1].document.at("step_s").size(), 4u);
+}
+
+TEST_F(Cli, DistKilledWorkerStopsTheOthersWithAClearError) {
+  const std::string err = (dir_ / "err").string();
+  const std::string pidfile = (dir_ / "pid").string();
+  std::system((std::string(PLUMB_BINARY) +
+               " dist autoenc --workers 2 --steps 100000 --warmup-steps 0 --set hidden=16 --set "
+               "latent=4 --batch-per-worker 8 --timeout 300 --db " +
+               db() + " >/dev/null 2>" + err + " & echo $! > " + pidfile)
+                  .c_str());
+  const std::string parent = testing::slurp(pidfile);
+  // Wait until both workers run (the parent's children), then kill rank 1's process.
+  std::string children;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    FILE* p = popen(("pgrep -P " + parent).c_str(), "r");
+    char line[64];
+    children.clear();
+    int n = 0;
+    while (fgets(line, sizeof line, p) != nullptr) {
+      children = line;
+      ++n;
+    }
+    pclose(p);
+    if (n == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(children.empty()) << testing::slurp(err);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // inside the training loop
+  const auto killed_at = std::chrono::steady_clock::now();
+  ::kill(std::stoi(children), SIGKILL);
+  // The launcher stops the other worker and exits with the reason, well before --timeout.
+  // (Polled through its message and the processes' state: an exited process whose parent is
+  // gone may stay a zombie in a container without an init that reaps it.)
+  const auto gone = [](const std::string& pid) {
+    FILE* p = popen(("ps -o stat= -p " + pid).c_str(), "r");
+    char state[16] = "";
+    const bool read = fgets(state, sizeof state, p) != nullptr;
+    pclose(p);
+    return !read || state[0] == 'Z';
+  };
+  std::string e;
+  while (std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(60)) {
+    e = testing::slurp(err);
+    if (e.find("were stopped") != std::string::npos && gone(parent)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  EXPECT_LT(seconds, 30.0) << e;
+  EXPECT_TRUE(gone(parent));
+  EXPECT_NE(e.find("was killed by signal 9"), std::string::npos) << e;
+  EXPECT_NE(e.find("the other workers were stopped"), std::string::npos) << e;
+  // Nothing of the killed world was stored (the database holds no world at all).
+  EXPECT_TRUE(store::ResultsStore::open(db())->load_dist_worlds().empty());
+}
+
+// --link: the workers run in a namespace of plumb's own whose loopback is shaped; it is gone
+// afterwards. Without root it is refused with the reason.
+TEST_F(Cli, DistOverAShapedLinkRemovesItsNamespace) {
+  const std::string args =
+      "dist autoenc --workers 2 --link 200mbit --batch-per-worker 8 --steps 3 --warmup-steps 1 "
+      "--set hidden=16 --set latent=4 --json --db " +
+      db();
+  if (geteuid() != 0) {
+    expect_usage_error(args, "needs root");
+    GTEST_SKIP() << "not root: --link is refused (checked); the shaped run needs root";
+  }
+  if (std::system("ip netns add plumb-test-probe >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "this machine does not allow network namespaces (ip netns add failed)";
+  std::system("ip netns delete plumb-test-probe >/dev/null 2>&1");
+  const auto r = plumb(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.at("worlds").size(), 1u);
+  EXPECT_EQ(doc["worlds"][0].at("link"), "200mbit");
+  EXPECT_EQ(doc["worlds"][0].at("status"), "ok");
+  const auto stored = store::ResultsStore::open(db(), /*read_only=*/true)->load_dist_worlds();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].link, "200mbit");
+  FILE* p = popen("ip netns list", "r");
+  std::string namespaces;
+  char line[256];
+  while (fgets(line, sizeof line, p) != nullptr) namespaces += line;
+  pclose(p);
+  EXPECT_EQ(namespaces.find("plumb-"), std::string::npos) << namespaces;
+}
+
+TEST_F(Cli, DistBadInputIsAUsageError) {
+  expect_usage_error("dist autoenc --workers 1 --link fast", "not a rate");
+  expect_usage_error("dist autoenc --workers 0", "--workers");
+  expect_usage_error("dist autoenc --workers 4096", "oversubscribed");
+  expect_usage_error("dist a3c --workers 1", "Hogwild");
+  expect_usage_error("dist wgan_gp --workers 1", "alternates");
+  expect_usage_error("dist autoenc", "--workers 1,2");
+  expect_usage_error("dist autoenc --workers 1 --set nosuch=1", "nosuch");
+  expect_usage_error("dist dlrm --workers 1 --set preset=small", "sparse gradients");
+}
+
+}  // namespace
+}  // namespace plumb
+#endif  // PLUMB_WITH_GLOO
