@@ -265,6 +265,32 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
   for (Mode mode : {Mode::kTrain, Mode::kInfer})
     db->save_profile(report_options("rnn", mode, 32, 2), report_profile("rnn", mode, 2, 0.3), env,
                      "rnn-profile");
+  // plumb dist: resnet-like training on 1 and 2 workers over the loopback, 1 and 2 over a
+  // shaped link where communication shows.
+  for (const auto& [link, workers, step, exposed] :
+       {std::tuple{"none", 1, 1.40, 0.0}, std::tuple{"none", 2, 1.55, 0.06},
+        std::tuple{"1gbit", 1, 1.45, 0.0}, std::tuple{"1gbit", 2, 2.40, 0.85}}) {
+    store::StoredDistWorld w;
+    w.started_at = "2026-01-01T00:00:00Z";
+    w.workload = "cnn";
+    w.workers = workers;
+    w.batch_per_worker = 4;
+    w.bucket_bytes = 25 << 20;
+    w.link = link;
+    w.throughput_unit = "images/s";
+    w.step_mean_s = slowdown * step;
+    w.throughput = 4.0 * workers / w.step_mean_s;
+    w.step_ci_rel = 0.01;
+    w.efficiency = workers == 1 ? std::nan("") : (link == std::string("none") ? 1.40 : 1.45) / step;
+    w.exposed_s = slowdown * exposed;
+    w.compute_s = w.step_mean_s - w.exposed_s;
+    w.overlapped_s = workers == 1 ? 0.0 : 0.3;
+    w.gradient_bytes = 102228128;
+    w.peak_rss_bytes = 1052057600;
+    w.environment = env;
+    w.document = {{"fixture", true}};
+    db->save_dist_world(w);
+  }
   for (int64_t batch : {1, 2, 4})
     db->save_memory_profile(report_options("cnn", Mode::kTrain, batch, 2), report_memory(batch),
                             env, "cnn-memory");

@@ -104,7 +104,7 @@ TEST_F(Report, EverySectionWithDataAppears) {
   std::vector<std::string> ids;
   for (const auto& s : page.sections) ids.push_back(s.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"workloads", "across", "machine", "throughput",
-                                           "precision", "time", "memory", "sweep-1"}));
+                                           "precision", "time", "memory", "dist", "sweep-1"}));
   std::vector<std::string> titles;
   for (const auto* c : charts_of(page)) titles.push_back(c->title);
   for (const std::string expected :
@@ -116,6 +116,7 @@ TEST_F(Report, EverySectionWithDataAppears) {
         "Roofline: cnn train (2 threads)", "Memory at the peak, by what the bytes are",
         "Workload similarity (train): dendrogram of operator-category time shares",
         "Memory vs batch size", "Speed of each precision against fp32",
+        "Data-parallel throughput over workers", "Where a data-parallel step goes",
         "What each precision buys and costs"})
     EXPECT_NE(std::find(titles.begin(), titles.end(), expected), titles.end()) << expected;
   // The sweep: a heat map of each metric with the failed point as an empty cell.

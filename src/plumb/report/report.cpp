@@ -50,6 +50,7 @@ ReportData load_report_data(const store::ResultsStore& store) {
     if (m.group.rfind(store::kSweepGroupPrefix, 0) != 0) d.memory.push_back(std::move(m));
   d.probes = store.load_probes();
   d.precision = store.load_precision_comparisons();
+  d.dist = store.load_dist_worlds();
   for (const char* mode : {"train", "infer"}) {
     std::map<int, int> profiles_at;  // threads -> profiles of this mode
     for (const auto& p : d.profiles)
@@ -85,7 +86,7 @@ Page build_report(const ReportRequest& request) {
                   request.generated_at.empty() ? utc_now() : request.generated_at);
   for (auto section : {workloads_section(data), cross_workload_section(data), machine_section(data),
                        throughput_section(data), precision_section(data), time_section(data),
-                       memory_section(data)})
+                       memory_section(data), dist_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));

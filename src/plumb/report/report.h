@@ -4,7 +4,7 @@
 // memory mix, its precision gains), then the views across workloads (operator categories,
 // cumulative curves, training vs inference, similarity), then the detail: machine and
 // ceilings, throughput and latency, precision, thread scaling and rooflines, memory by
-// category, sweeps, and a comparison of two sources.
+// category, data-parallel scaling, sweeps, and a comparison of two sources.
 #pragma once
 
 #include <map>
@@ -28,6 +28,7 @@ struct ReportData {
   std::map<int64_t, std::vector<store::SweepPointRecord>> sweep_points;  // by sweep id
   std::vector<store::StoredProbe> probes;
   std::vector<store::PrecisionComparisonRecord> precision;  // plumb precision's findings
+  std::vector<store::StoredDistWorld> dist;                 // plumb dist's worlds
   // Per mode: each workload's operator-category time shares (analysis/similarity_inputs.h) at
   // the thread count most of that mode's profiles used; absent with fewer than two workloads.
   std::map<std::string, analysis::FeatureVectors> similarity;
@@ -55,6 +56,8 @@ std::optional<Section> cross_workload_section(const ReportData& data);
 std::optional<Section> time_section(const ReportData& data);
 std::optional<Section> memory_section(const ReportData& data);
 std::optional<Section> precision_section(const ReportData& data);
+// plumb dist: throughput over workers, the step's split, every world (report_dist.cpp).
+std::optional<Section> dist_section(const ReportData& data);
 // The similarity dendrogram per mode (part of the cross-workload section), for three or more
 // workloads.
 std::vector<Block> similarity_blocks(const ReportData& data);
