@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/analysis/dist_projection.h"
 #include "plumb/cli/byte_size.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
@@ -346,6 +347,122 @@ void print_worlds(const std::vector<json>& worlds) {
   }
 }
 
+// The stored worlds of `workload` with the newest world's setting (batch, threads, buckets,
+// overlap), one per (workers, link): the newest.
+std::vector<analysis::DistWorldPoint> stored_points(const store::ResultsStore& db,
+                                                    const std::string& workload) {
+  std::vector<store::StoredDistWorld> worlds;
+  for (auto& w : db.load_dist_worlds())
+    if (w.workload == workload && w.status == run::RunStatus::kOk) worlds.push_back(std::move(w));
+  if (worlds.empty())
+    throw UsageError(fmt::format(
+        "no data-parallel worlds of {} stored in {}: measure them first, e.g. plumb dist {} "
+        "--workers 1,2 --link none,1gbit --db {}",
+        workload, db.path(), workload, db.path()));
+  const auto& newest = worlds.back();
+  std::map<std::pair<int, std::string>, analysis::DistWorldPoint> points;
+  for (const auto& w : worlds) {
+    if (w.batch_per_worker != newest.batch_per_worker ||
+        w.threads_per_worker != newest.threads_per_worker ||
+        w.bucket_bytes != newest.bucket_bytes || w.overlap != newest.overlap)
+      continue;
+    analysis::DistWorldPoint p;
+    p.workers = w.workers;
+    p.link = w.link;
+    p.link_bytes_per_s = w.link == "none" ? 0 : run::parse_link_rate(w.link) / 8;
+    p.step_s = w.step_mean_s;
+    p.compute_s = w.compute_s;
+    p.exposed_s = w.exposed_s;
+    p.throughput = w.throughput;
+    p.backward_s = run::summarize(w.document.at("backward_s").get<std::vector<double>>()).mean;
+    for (const auto& b : w.document.at("sample_buckets"))
+      p.buckets.push_back({b.at("bytes").get<double>(), b.at("launched_s").get<double>(),
+                           b.at("done_s").get<double>()});
+    points[{w.workers, w.link}] = p;
+  }
+  std::vector<analysis::DistWorldPoint> out;
+  for (auto& [key, p] : points) out.push_back(std::move(p));
+  return out;
+}
+
+// plumb dist --project: the model fitted to the stored worlds, checked against them, and
+// projected to the requested worker counts on the requested link.
+json project(const store::ResultsStore& db, const std::string& workload,
+             const std::vector<int>& counts, double link_gbps, double latency_us) {
+  const double alpha = latency_us * 1e-6;
+  const auto points = stored_points(db, workload);
+  const auto model = analysis::fit_dist_model(points, alpha);
+  json out = {{"workload", workload},
+              {"model",
+               {{"compute_s", model.compute_s},
+                {"compute_from", model.compute_source},
+                {"backward_s", model.backward_s},
+                {"buckets", model.launches.size()},
+                {"cpu_bytes_per_s", model.cpu_bytes_per_s},
+                {"link_efficiency", model.link_efficiency},
+                {"latency_s", alpha}}},
+              {"anchors", json::array()},
+              {"projection", json::array()}};
+  for (const auto& p : points) {
+    const auto fitted = analysis::project_world(model, p.workers, p.link_bytes_per_s, alpha);
+    out["anchors"].push_back({{"workers", p.workers},
+                              {"link", p.link},
+                              {"measured_step_s", p.step_s},
+                              {"model_step_s", fitted.step_s},
+                              {"error", fitted.step_s / p.step_s - 1},
+                              {"measured_throughput", p.throughput},
+                              {"model_throughput", fitted.throughput}});
+  }
+  const double link = link_gbps * 1e9 / 8;
+  for (int n : counts) {
+    const auto q = analysis::project_world(model, n, link, alpha);
+    out["projection"].push_back({{"workers", n},
+                                 {"link_gbps", link_gbps},
+                                 {"beta_bytes_per_s", q.beta_bytes_per_s},
+                                 {"cpu_bound", q.cpu_bound},
+                                 {"communication_s", q.communication_s},
+                                 {"exposed_s", q.exposed_s},
+                                 {"step_s", q.step_s},
+                                 {"throughput", q.throughput},
+                                 {"efficiency", q.efficiency}});
+  }
+  return out;
+}
+
+void print_projection(const json& p) {
+  const auto& m = p.at("model");
+  std::cout << fmt::format(
+      "model of {}: compute {} per step (from {}), backward {}, {} buckets; all-reduce in the "
+      "step reached {}/s over the loopback (the CPU's limit here), {:.0f}% of a shaped link's "
+      "rate; latency {} per ring step\n\n",
+      p.at("workload").get<std::string>(), format_seconds(m.at("compute_s").get<double>()),
+      m.at("compute_from").get<std::string>(), format_seconds(m.at("backward_s").get<double>()),
+      m.at("buckets").get<int>(), format_bytes(m.at("cpu_bytes_per_s").get<double>()),
+      100 * m.at("link_efficiency").get<double>(), format_seconds(m.at("latency_s").get<double>()));
+  Table a({"measured world", "step measured", "step modelled", "error"});
+  for (const auto& x : p.at("anchors"))
+    a.add_row({fmt::format("{} workers, link {}", x.at("workers").get<int>(),
+                           x.at("link").get<std::string>()),
+               format_seconds(x.at("measured_step_s").get<double>()),
+               format_seconds(x.at("model_step_s").get<double>()),
+               format_percent(x.at("error").get<double>())});
+  a.print(std::cout);
+  std::cout << "\nprojection (a model, not a measurement):\n";
+  Table t({"workers", "link", "all-reduce bw", "communication", "exposed", "step", "throughput",
+           "efficiency"});
+  for (const auto& x : p.at("projection"))
+    t.add_row({std::to_string(x.at("workers").get<int>()),
+               fmt::format("{} Gbit/s", x.at("link_gbps").get<double>()),
+               format_bytes(x.at("beta_bytes_per_s").get<double>()) + "/s" +
+                   (x.at("cpu_bound").get<bool>() ? " (CPU)" : ""),
+               format_seconds(x.at("communication_s").get<double>()),
+               format_seconds(x.at("exposed_s").get<double>()),
+               format_seconds(x.at("step_s").get<double>()),
+               format_number(x.at("throughput").get<double>(), 2),
+               format_percent(x.at("efficiency").get<double>())});
+  t.print(std::cout);
+}
+
 }  // namespace
 
 void add_dist_command(CLI::App& app, int& exit_code) {
@@ -363,6 +480,9 @@ void add_dist_command(CLI::App& app, int& exit_code) {
   auto db_path = std::make_shared<std::string>("plumb.db");
   auto tag = std::make_shared<std::string>();
   auto links_text = std::make_shared<std::string>("none");
+  auto project_text = std::make_shared<std::string>();
+  auto link_gbps = std::make_shared<double>(0);
+  auto latency_us = std::make_shared<double>(0);
   cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
   cmd->add_option("--workers", *workers_text,
                   "Worker counts to launch on this machine, e.g. 1,2 (omit inside a torchrun or "
@@ -378,6 +498,14 @@ void add_dist_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--link", *links_text,
                   "Links to measure over, e.g. none,1gbit,10gbit: a rate runs the workers in a "
                   "network namespace of plumb's own whose loopback tc shapes to it (root only)")
+      ->capture_default_str();
+  cmd->add_option("--project", *project_text,
+                  "Instead of measuring: project the stored worlds of the workload to these "
+                  "worker counts, e.g. 8,64,512 (an alpha-beta model of ring all-reduce)");
+  cmd->add_option("--link-gbps", *link_gbps,
+                  "The projected link's rate in Gbit/s (default: this machine's loopback)");
+  cmd->add_option("--latency-us", *latency_us,
+                  "The projected link's latency per ring step, microseconds")
       ->capture_default_str();
   cmd->add_option("--steps", spec->steps, "Measured steps per worker count")->capture_default_str();
   cmd->add_option("--warmup-steps", spec->warmup_steps, "Steps before measuring")
@@ -396,6 +524,18 @@ void add_dist_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", *as_json, "Print one JSON document on stdout");
   cmd->callback([=, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
+    if (!project_text->empty()) {
+      if (*link_gbps < 0 || *latency_us < 0)
+        throw UsageError("--link-gbps and --latency-us must be at least 0");
+      const auto counts = parse_positive_int_list("--project", *project_text);
+      const auto db = store::ResultsStore::open(*db_path, /*read_only=*/true);
+      const json p = project(*db, w.info.name, counts, *link_gbps, *latency_us);
+      if (*as_json)
+        std::cout << p.dump(2) << '\n';
+      else
+        print_projection(p);
+      return;
+    }
     if (const std::string why = run::workload_data_parallel_refusal(w.info.name); !why.empty())
       throw UsageError(w.info.name + " cannot train data-parallel: " + why);
     if (*bucket_mb <= 0) throw UsageError("--bucket-mb must be positive");
