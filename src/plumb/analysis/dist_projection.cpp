@@ -32,17 +32,24 @@ double ring_allreduce_seconds(double bytes, int workers, double alpha_s, double 
 
 double fit_step_bandwidth(const DistWorldPoint& w, double alpha_s) {
   if (w.workers <= 1 || w.buckets.empty()) return 0;
-  double xy = 0, xx = 0, previous_done = 0;
-  for (const auto& b : w.buckets) {
-    const double start = std::max(b.launched_s, previous_done);
-    const double transfer = std::max(0.0, b.done_s - start - 2.0 * (w.workers - 1) * alpha_s);
-    const double moved = b.bytes * ring_factor(w.workers);
-    xy += moved * transfer;
-    xx += moved * moved;
-    previous_done = b.done_s;
+  // Gloo may run two buckets at once (two communication threads, as PyTorch's default), so
+  // the buckets' own durations overlap: the bandwidth is what all of them moved over the time
+  // any of them was in flight, less the latency of their ring steps.
+  std::vector<BucketTimes> buckets = w.buckets;
+  std::sort(buckets.begin(), buckets.end(),
+            [](const BucketTimes& a, const BucketTimes& b) { return a.launched_s < b.launched_s; });
+  double moved = 0, busy = 0, open = 0, close = -1;
+  for (const auto& b : buckets) {
+    moved += b.bytes * ring_factor(w.workers);
+    if (b.launched_s > close) {
+      busy += std::max(0.0, close - open);
+      open = b.launched_s;
+    }
+    close = std::max(close, b.done_s);
   }
-  // time = moved / beta through the origin: 1/beta = sum(x t) / sum(x x).
-  return xy > 0 ? xx / xy : 0;
+  busy += std::max(0.0, close - open);
+  busy -= static_cast<double>(buckets.size()) * 2.0 * (w.workers - 1) * alpha_s;
+  return busy > 0 ? moved / busy : 0;
 }
 
 DistModel fit_dist_model(const std::vector<DistWorldPoint>& worlds, double alpha_s) {

@@ -7,7 +7,8 @@
 // (relative to its first gradient); one communication thread all-reduces them in order, each
 // starting when it is launched and the previous one is done; what is still in flight when
 // backward ends is exposed. step(N) = compute + exposed(N), compute per worker as measured with
-// communication running beside it.
+// communication running beside it. (Gloo's two threads may overlap two buckets; one lane at
+// the bandwidth they reached together stands for both.)
 // beta is what the all-reduce reaches inside a step: fitted per measured world from its
 // buckets' durations. On a shaped link it is a share of the link's rate (the link efficiency);
 // on the unshaped loopback it is what the CPU lets Gloo move beside the training step, and it
@@ -38,9 +39,9 @@ struct DistWorldPoint {
 // Seconds of one ring all-reduce (see above); 0 for one worker.
 double ring_allreduce_seconds(double bytes, int workers, double alpha_s, double beta_bytes_per_s);
 
-// The bandwidth a world's all-reduces reached: least squares of each bucket's transfer time
-// (done minus the later of its launch and the previous bucket's completion, minus latency)
-// against its bytes x 2(N-1)/N, through the origin. 0 for one worker or no buckets.
+// The bandwidth a world's all-reduces reached: the bytes every bucket moved (x 2(N-1)/N) over
+// the time any of them was in flight, less their ring steps' latency (Gloo may run two at once,
+// so one bucket's own duration says little). 0 for one worker or no buckets.
 double fit_step_bandwidth(const DistWorldPoint& world, double alpha_s);
 
 struct DistModel {

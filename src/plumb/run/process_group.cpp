@@ -106,7 +106,6 @@ c10::intrusive_ptr<c10d::ProcessGroup> join_process_group(const WorldInfo& world
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   else
     options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-  options->threads = 1;  // one communication thread: the cores belong to the workers' compute
   try {
     return c10::make_intrusive<c10d::ProcessGroupGloo>(store, world.rank, world.size, options);
   } catch (const std::exception& e) {
