@@ -4,7 +4,10 @@
 #ifdef PLUMB_WITH_GLOO
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -228,6 +231,40 @@ TEST_F(Cli, DistOverAShapedLinkRemovesItsNamespace) {
   while (fgets(line, sizeof line, p) != nullptr) namespaces += line;
   pclose(p);
   EXPECT_EQ(namespaces.find("plumb-"), std::string::npos) << namespaces;
+}
+
+// A worker of a torchrun-style world (the variables set) whose rank 0 never comes: one line,
+// exit 1, after --timeout. Rank 0 whose port is taken: a usage error naming MASTER_PORT.
+TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
+  const int port = run::free_loopback_port();
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  setenv("WORLD_SIZE", "2", 1);
+  setenv("RANK", "1", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const auto lonely = plumb("dist autoenc --timeout 2 --set hidden=16 --set latent=4 --db " + db());
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(lonely.code, 1) << lonely.err;
+  EXPECT_NE(
+      lonely.err.find("rendezvous with 127.0.0.1:" + std::to_string(port) + " failed within 2 s"),
+      std::string::npos)
+      << lonely.err;
+  EXPECT_LT(waited, 60.0);
+  // A listening socket holds the port rank 0 would serve the rendezvous on.
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  setenv("RANK", "0", 1);
+  const auto taken = plumb("dist autoenc --timeout 2 --set hidden=16 --set latent=4 --db " + db());
+  ::close(holder);
+  for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}) unsetenv(v);
+  EXPECT_EQ(taken.code, 2) << taken.err;
+  EXPECT_NE(taken.err.find("the port is in use; set MASTER_PORT"), std::string::npos) << taken.err;
 }
 
 TEST_F(Cli, DistBadInputIsAUsageError) {
