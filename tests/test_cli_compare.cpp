@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -141,6 +142,49 @@ TEST_F(CompareCli, TwoDatabasesAndWhereFilters) {
   EXPECT_EQ(threads.code, 0) << threads.err;
   EXPECT_NE(threads.out.find("faster"), std::string::npos) << threads.out;
   EXPECT_NE(threads.out.find("threads: 1 -> 4"), std::string::npos) << threads.out;
+}
+
+// plumb dist worlds compare like runs: matched on their setting (workload, workers, link,
+// batch and threads per worker, buckets, overlap), from the slowest worker's step times.
+TEST_F(CompareCli, DataParallelWorldsCompareLikeRuns) {
+  const auto world = [](double step_s, int workers, const std::string& link, uint64_t seed) {
+    store::StoredDistWorld w;
+    w.started_at = "2026-01-01T00:00:00Z";
+    w.workload = "resnet50";
+    w.workers = workers;
+    w.link = link;
+    w.batch_per_worker = 4;
+    w.bucket_bytes = 25 << 20;
+    w.throughput_unit = "images/s";
+    w.step_mean_s = step_s;
+    w.throughput = 4.0 * workers / step_s;
+    w.environment = testing::synthetic_environment(SyntheticRun{});
+    std::vector<double> steps;
+    for (int i = 0; i < 20; ++i)
+      steps.push_back(step_s * (1 + 0.005 * static_cast<double>((i * 7 + seed) % 5) - 0.01));
+    w.document = {{"step_s", steps}, {"units_per_step", 4.0 * workers}};
+    return w;
+  };
+  {
+    auto a = store::ResultsStore::open(file("a.db"));
+    a->save_dist_world(world(1.50, 2, "none", 1));
+    a->save_dist_world(world(2.40, 2, "1gbit", 1));
+    auto b = store::ResultsStore::open(file("b.db"));
+    b->save_dist_world(world(1.50, 2, "none", 2));
+    b->save_dist_world(world(2.40 * 1.2, 2, "1gbit", 2));  // B's link world 20% slower
+  }
+  Result r = plumb("compare " + file("a.db") + " " + file("b.db") + " --json");
+  EXPECT_EQ(r.code, 1) << r.err;  // a slowdown
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["comparisons"].size(), 2u) << r.out;
+  std::map<std::string, std::string> verdicts;
+  for (const auto& row : j["comparisons"]) verdicts[row["setting"]] = row["verdict"];
+  EXPECT_EQ(verdicts.at("data-parallel workers=2 link=1gbit batch/worker=4 threads/worker=1 "
+                        "bucket=26214400 overlap=on"),
+            "slower");
+  EXPECT_NE(verdicts.at("data-parallel workers=2 link=none batch/worker=4 threads/worker=1 "
+                        "bucket=26214400 overlap=on"),
+            "slower");
 }
 
 TEST_F(CompareCli, BadUsageExitsTwoWithOneLine) {

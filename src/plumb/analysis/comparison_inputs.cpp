@@ -89,6 +89,18 @@ LoadedSide load_side(const ComparisonSide& side, const char* name) {
       side_label(side), store::ResultsStore::open(side.db, /*read_only=*/true), {}, {}};
   loaded.all = loaded.store->load_runs(/*with_samples=*/false);
   const std::vector<store::StoredRun>& all = loaded.all;
+  // Data-parallel worlds (plumb dist) are compared by add_dist_rows; a side that selects
+  // worlds but no runs is no error.
+  bool selects_worlds = false;
+  if (side.run_ids.empty())
+    for (const auto& w : loaded.store->load_dist_worlds()) {
+      bool pass = true;
+      for (const auto& [field, value] : side.filters)
+        pass = pass &&
+               ((field == "tag" && w.tag == value) || (field == "workload" && w.workload == value));
+      selects_worlds = selects_worlds || pass;
+    }
+  if (all.empty() && selects_worlds) return loaded;
   if (all.empty())
     throw UsageError(fmt::format("{} has no runs to compare; store some with plumb run --db {}",
                                  side.db, side.db));
@@ -115,7 +127,7 @@ LoadedSide load_side(const ComparisonSide& side, const char* name) {
   }
   for (const auto& r : all)
     if (passes_filters(r, side.filters)) loaded.runs.push_back(r);
-  if (loaded.runs.empty()) {
+  if (loaded.runs.empty() && !selects_worlds) {
     std::vector<std::string> hints;
     for (const auto& [field, value] : side.filters)
       hints.push_back(fmt::format("{} values there: {}", field, known_values(all, field)));
@@ -123,6 +135,68 @@ LoadedSide load_side(const ComparisonSide& side, const char* name) {
         fmt::format("side {} ({}) selects no runs; {}", name, loaded.label, join(hints, "; ")));
   }
   return loaded;
+}
+
+// The data-parallel worlds (plumb dist) of a side that its tag and workload filters select,
+// the newest ok one per setting: workload, workers, link, batch and threads per worker,
+// buckets, overlap.
+std::map<std::string, store::StoredDistWorld> dist_worlds(const LoadedSide& side,
+                                                          const ComparisonSide& request) {
+  std::map<std::string, store::StoredDistWorld> out;
+  if (!request.run_ids.empty()) return out;
+  for (auto& w : side.store->load_dist_worlds()) {
+    if (w.status != run::RunStatus::kOk) continue;
+    const auto tag = request.filters.find("tag");
+    if (tag != request.filters.end() && tag->second != w.tag) continue;
+    const auto workload = request.filters.find("workload");
+    if (workload != request.filters.end() && workload->second != w.workload) continue;
+    const std::string key = fmt::format(
+        "{} data-parallel workers={} link={} batch/worker={} threads/worker={} bucket={} "
+        "overlap={}",
+        w.workload, w.workers, w.link, w.batch_per_worker, w.threads_per_worker, w.bucket_bytes,
+        w.overlap ? "on" : "off");
+    out[key] = std::move(w);  // id order: the newest wins
+  }
+  return out;
+}
+
+// A world's step times (the slowest worker's); a record without them (written by hand, or
+// damaged) gives its mean step alone, which is not enough for an interval: not comparable.
+SideSamples world_samples(const store::StoredDistWorld& w) {
+  SideSamples s;
+  const auto& d = w.document;
+  if (d.contains("step_s") && d["step_s"].is_array() && d.contains("units_per_step")) {
+    s.runs_step_s.push_back(d["step_s"].get<std::vector<double>>());
+    s.units_per_step.push_back(d["units_per_step"].get<double>());
+  } else {
+    s.runs_step_s.push_back({w.step_mean_s});
+    s.units_per_step.push_back(w.throughput * w.step_mean_s);
+  }
+  return s;
+}
+
+// One row per data-parallel setting both sides measured: the throughput of all workers, from
+// the slowest worker's step times, with the same interval and verdict as runs.
+void add_dist_rows(const ComparisonRequest& q, const LoadedSide& a, const LoadedSide& b,
+                   Comparison& c) {
+  const auto worlds_a = dist_worlds(a, q.a);
+  const auto worlds_b = dist_worlds(b, q.b);
+  for (const auto& [key, wa] : worlds_a) {
+    const auto wb = worlds_b.find(key);
+    if (wb == worlds_b.end()) {
+      c.only_in_a.push_back(key);
+      continue;
+    }
+    ComparisonRow row;
+    row.workload = wa.workload;
+    row.mode = "train";
+    row.setting = key.substr(wa.workload.size() + 1);
+    row.throughput_unit = wa.throughput_unit;
+    row.throughput = compare_throughput(world_samples(wa), world_samples(wb->second), q.statistics);
+    c.rows.push_back(std::move(row));
+  }
+  for (const auto& [key, wb] : worlds_b)
+    if (!worlds_a.count(key)) c.only_in_b.push_back(key);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -457,6 +531,7 @@ Comparison compare_sources(const ComparisonRequest& q) {
   }
   for (const auto& key : groups_b.order)
     if (!groups_a.runs.count(key)) c.only_in_b.push_back(unmatched_text(groups_b.runs.at(key)));
+  add_dist_rows(q, a, b, c);
 
   if (c.rows.empty())
     throw UsageError(fmt::format(
