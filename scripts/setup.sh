@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ git pkg-config
   libtorch-dev            # the execution engine (LibTorch 1.13, CPU)
   libgloo-dev             # c10d's Gloo headers: data-parallel training (plumb dist)
+  iproute2                # ip and tc: plumb dist --link shapes a loopback in a namespace
   libopenblas0-openmp     # without it LibTorch falls back to reference BLAS (~25x slower GEMM)
   libdnnl-dev             # oneDNN: reduced-precision kernels
   ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL; Debian only recommends it

@@ -13,7 +13,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli_fixture.h"
 #include "plumb/run/gradient_buckets.h"
@@ -23,6 +27,8 @@
 
 namespace plumb {
 namespace {
+
+namespace fs = std::filesystem;
 
 // paradnn_fc (4 layers of 32 nodes, plain SGD; cross-entropy averaged over the batch) at
 // batch `batch`, built with seed 7.
@@ -57,7 +63,16 @@ TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
 
   // Two workers in threads of this process, each on its half of every batch, over the real
   // rendezvous and Gloo path; small buckets, so that several overlap backward.
-  std::vector<std::unique_ptr<Model>> models(2);
+  // Built here, one after the other: fc_model seeds LibTorch's global generator, which two
+  // threads building at once would interleave (rank 0 would then not start from the
+  // reference's weights).
+  std::vector<std::unique_ptr<Model>> models;
+  for (int rank = 0; rank < 2; ++rank) models.push_back(fc_model(kHalf));
+  // Rank 1 starts from other weights: the broadcast must replace them with rank 0's.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : models[1]->module().parameters()) p.add_(1.0);
+  }
   std::vector<std::string> errors(2);
   const int port = run::free_loopback_port();
   std::vector<std::thread> workers;
@@ -69,12 +84,6 @@ TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
         world.size = 2;
         world.master_port = port;
         const auto group = run::join_process_group(world, std::chrono::seconds(60));
-        models[rank] = fc_model(kHalf);
-        // Rank 1 starts from other weights: the broadcast must replace them with rank 0's.
-        if (rank == 1) {
-          torch::NoGradGuard no_grad;
-          for (auto& p : models[rank]->module().parameters()) p.add_(1.0);
-        }
         run::GradientReducer reducer(models[rank]->module(), group, /*bucket_bytes=*/4096,
                                      /*overlap=*/true);
         reducer.broadcast_state();
@@ -155,37 +164,44 @@ TEST_F(Cli, DistKilledWorkerStopsTheOthersWithAClearError) {
                "latent=4 --batch-per-worker 8 --timeout 300 --db " +
                db() + " >/dev/null 2>" + err + " & echo $! > " + pidfile)
                   .c_str());
-  const std::string parent = testing::slurp(pidfile);
-  // Wait until both workers run (the parent's children), then kill rank 1's process.
-  std::string children;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    FILE* p = popen(("pgrep -P " + parent).c_str(), "r");
-    char line[64];
-    children.clear();
-    int n = 0;
-    while (fgets(line, sizeof line, p) != nullptr) {
-      children = line;
-      ++n;
+  std::string parent = testing::slurp(pidfile);
+  parent.erase(parent.find_last_not_of(" \n") + 1);
+  // Wait until both workers run (the parent's children, from /proc: no procps needed), then
+  // kill one of them.
+  const auto children_of = [](const std::string& pid) {
+    std::vector<std::string> out;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+      std::istringstream rest(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
+      std::string state, ppid;
+      rest >> state >> ppid;
+      if (ppid == pid && state != "Z") out.push_back(name);
     }
-    pclose(p);
-    if (n == 2) break;
+    return out;
+  };
+  // Gone: no such process, or an exited one that nobody reaped yet (a zombie may stay in a
+  // container without an init that reaps it).
+  const auto gone = [](const std::string& pid) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) return true;
+    return line[line.rfind(')') + 2] == 'Z';
+  };
+  std::vector<std::string> children;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && children.size() != 2) {
+    children = children_of(parent);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ASSERT_FALSE(children.empty()) << testing::slurp(err);
+  ASSERT_EQ(children.size(), 2u) << testing::slurp(err);
   std::this_thread::sleep_for(std::chrono::seconds(3));  // inside the training loop
   const auto killed_at = std::chrono::steady_clock::now();
-  ::kill(std::stoi(children), SIGKILL);
+  ::kill(std::stoi(children.back()), SIGKILL);
   // The launcher stops the other worker and exits with the reason, well before --timeout.
-  // (Polled through its message and the processes' state: an exited process whose parent is
-  // gone may stay a zombie in a container without an init that reaps it.)
-  const auto gone = [](const std::string& pid) {
-    FILE* p = popen(("ps -o stat= -p " + pid).c_str(), "r");
-    char state[16] = "";
-    const bool read = fgets(state, sizeof state, p) != nullptr;
-    pclose(p);
-    return !read || state[0] == 'Z';
-  };
   std::string e;
   while (std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(60)) {
     e = testing::slurp(err);

@@ -67,33 +67,10 @@ struct DistSpec {
   bool allreduce_sweep = false;
 };
 
-json spec_json(const DistSpec& s) {
-  return {{"workload", s.workload},
-          {"sets", s.sets},
-          {"threads_per_worker", s.threads_per_worker},
-          {"bucket_bytes", s.bucket_bytes},
-          {"overlap", s.overlap},
-          {"steps", s.steps},
-          {"warmup_steps", s.warmup_steps},
-          {"seed", s.seed},
-          {"timeout_s", s.timeout_s},
-          {"allreduce_sweep", s.allreduce_sweep}};
-}
-
-DistSpec spec_from_json(const json& j) {
-  DistSpec s;
-  s.workload = j.at("workload");
-  s.sets = j.at("sets").get<std::vector<std::string>>();
-  s.threads_per_worker = j.at("threads_per_worker");
-  s.bucket_bytes = j.at("bucket_bytes");
-  s.overlap = j.at("overlap");
-  s.steps = j.at("steps");
-  s.warmup_steps = j.at("warmup_steps");
-  s.seed = j.at("seed");
-  s.timeout_s = j.at("timeout_s");
-  s.allreduce_sweep = j.at("allreduce_sweep");
-  return s;
-}
+// The spec travels as JSON (nlohmann::json: the macro converts that type only), field by
+// field, named as in the struct.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DistSpec, workload, sets, threads_per_worker, bucket_bytes,
+                                   overlap, steps, warmup_steps, seed, timeout_s, allreduce_sweep)
 
 Config config_of(const Workload& w, const DistSpec& s) {
   Config c = w.default_config();
@@ -180,7 +157,7 @@ json launch_local_world(const DistSpec& s, int workers, const fs::path& dir,
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       setenv("PLUMB_DIST_LAUNCHER", "1", 1);
-      setenv("PLUMB_DIST_SPEC", spec_json(s).dump().c_str(), 1);
+      setenv("PLUMB_DIST_SPEC", nlohmann::json(s).dump().c_str(), 1);
       setenv("PLUMB_DIST_RESULT", result.c_str(), 1);
       std::vector<std::string> cpu_text;
       for (int c : mine) cpu_text.push_back(std::to_string(c));
@@ -234,7 +211,6 @@ json summarize_world(const json& r, const json* one) {
   const int workers = r.at("workers");
   if (r.at("status") != "ok") return s;
   const auto steps = r.at("step_s").get<std::vector<double>>();
-  const auto backward = r.at("backward_s").get<std::vector<double>>();
   const auto exposed = r.at("exposed_s").get<std::vector<double>>();
   const auto busy = r.at("busy_s").get<std::vector<double>>();
   const auto t = run::summarize(steps);
@@ -262,14 +238,12 @@ json summarize_world(const json& r, const json* one) {
     const double eff = throughput / (workers * base);
     s["efficiency"] = {{"value", eff}, {"low", eff * (1 - rel)}, {"high", eff * (1 + rel)}};
   }
-  (void)backward;
   return s;
 }
 
 // Stores one summarized world as it finishes (a later world that fails leaves it intact).
 int64_t store_world(store::ResultsStore& db, const DistSpec& s, const json& w,
                     const std::string& tag, const std::string& started_at) {
-  // The link the world ran over: "none" (the machine's own loopback) or a shaped rate.
   store::StoredDistWorld r;
   r.started_at = started_at;
   r.workload = s.workload;
@@ -278,7 +252,7 @@ int64_t store_world(store::ResultsStore& db, const DistSpec& s, const json& w,
   r.batch_per_worker = w.at("batch_per_worker");
   r.bucket_bytes = s.bucket_bytes;
   r.overlap = s.overlap;
-  r.link = w.value("link", "none");
+  r.link = w.value("link", "none");  // "none": the machine's own loopback; else a shaped rate
   r.tag = tag;
   r.status = store::detail::status_from_name(w.at("status"));
   r.message = w.at("message");
@@ -296,7 +270,7 @@ int64_t store_world(store::ResultsStore& db, const DistSpec& s, const json& w,
   r.overlapped_s = ok ? w.at("split").at("overlapped_communication_s").get<double>() : nan;
   r.environment = platform::capture_environment(s.threads_per_worker, "cpu");
   r.document = w;
-  r.document["spec"] = spec_json(s);
+  r.document["spec"] = nlohmann::json(s);
   return db.save_dist_world(r);
 }
 
@@ -582,9 +556,10 @@ void add_dist_command(CLI::App& app, int& exit_code) {
       const auto links = split(*links_text, ',');
       for (const auto& l : links)
         if (l != "none") run::parse_link_rate(l);
-      const fs::path dir =
-          fs::temp_directory_path() / fmt::format("plumb-dist-{}-{}", getpid(), std::rand());
-      fs::create_directories(dir);
+      std::string dir_template = (fs::temp_directory_path() / "plumb-dist-XXXXXX").string();
+      if (mkdtemp(dir_template.data()) == nullptr)
+        throw run::DistError("cannot create a temporary directory for the workers' results");
+      const fs::path dir = dir_template;
       try {
         for (const auto& l : links) {
           std::unique_ptr<run::ShapedLink> link;
@@ -611,7 +586,7 @@ void add_dist_command(CLI::App& app, int& exit_code) {
     for (const auto& r : worlds)
       if (r.at("status") != "ok") exit_code = 1;
     if (*as_json) {
-      json out = {{"workload", w.info.name}, {"spec", spec_json(*spec)}, {"worlds", worlds}};
+      json out = {{"workload", w.info.name}, {"spec", nlohmann::json(*spec)}, {"worlds", worlds}};
       std::cout << out.dump(2) << '\n';
     } else {
       print_worlds(worlds);
@@ -629,7 +604,7 @@ void add_dist_command(CLI::App& app, int& exit_code) {
     const char* result = std::getenv("PLUMB_DIST_RESULT");
     if (spec_text == nullptr || result == nullptr)
       throw UsageError("_dist-worker is started by plumb dist, not by hand");
-    const DistSpec s = spec_from_json(json::parse(spec_text));
+    const auto s = nlohmann::json::parse(spec_text).get<DistSpec>();
     if (const char* cpus = std::getenv("PLUMB_DIST_CPUS")) {
       std::vector<int> mine;
       for (const auto& c : split(cpus, ',')) mine.push_back(std::stoi(c));

@@ -53,7 +53,7 @@ GradientReducer::GradientReducer(torch::nn::Module& module,
     throw UsageError(fmt::format(
         "'{}' produces sparse gradients (an embedding with sparse=true); data-parallel training "
         "here averages dense gradients only",
-        sparse.empty() ? "the model" : sparse));
+        sparse));
   if (bucket_bytes <= 0) throw UsageError("the bucket size must be positive");
   // Reverse registration order: the last layers' gradients are computed first.
   auto parameters = module.parameters(/*recurse=*/true);
