@@ -65,26 +65,6 @@ void validate(const WorkItem& item) {
   }
 }
 
-// Smallest capacity that holds the footprint; otherwise the unlimited level (first one if
-// several), otherwise the largest level. Ties in capacity keep Ceilings order (fastest first).
-const MemoryRoof& level_for_footprint(double footprint_bytes, const Ceilings& ceilings) {
-  const MemoryRoof* best = nullptr;
-  for (const MemoryRoof& roof : ceilings.memory) {
-    if (roof.capacity_bytes > 0 && footprint_bytes <= static_cast<double>(roof.capacity_bytes) &&
-        (best == nullptr || roof.capacity_bytes < best->capacity_bytes)) {
-      best = &roof;
-    }
-  }
-  if (best != nullptr) return *best;
-  for (const MemoryRoof& roof : ceilings.memory) {
-    if (roof.capacity_bytes == 0) return roof;
-  }
-  for (const MemoryRoof& roof : ceilings.memory) {
-    if (best == nullptr || roof.capacity_bytes > best->capacity_bytes) best = &roof;
-  }
-  return *best;  // memory is non-empty (validated)
-}
-
 // Slowest level (lowest bandwidth) whose bandwidth is at least `bytes_per_s`: the slowest one
 // that can explain the measured rate. None can: the fastest level. Ties in bandwidth keep
 // Ceilings order.
@@ -107,6 +87,24 @@ double attainable(double intensity, double peak, double bytes_per_s) {
 }
 
 }  // namespace
+
+const MemoryRoof& level_for_footprint(double footprint_bytes, const Ceilings& ceilings) {
+  const MemoryRoof* best = nullptr;
+  for (const MemoryRoof& roof : ceilings.memory) {
+    if (roof.capacity_bytes > 0 && footprint_bytes <= static_cast<double>(roof.capacity_bytes) &&
+        (best == nullptr || roof.capacity_bytes < best->capacity_bytes)) {
+      best = &roof;
+    }
+  }
+  if (best != nullptr) return *best;
+  for (const MemoryRoof& roof : ceilings.memory) {
+    if (roof.capacity_bytes == 0) return roof;
+  }
+  for (const MemoryRoof& roof : ceilings.memory) {
+    if (best == nullptr || roof.capacity_bytes > best->capacity_bytes) best = &roof;
+  }
+  return *best;  // memory is non-empty (validated)
+}
 
 Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_fraction) {
   validate(ceilings);

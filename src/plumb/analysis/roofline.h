@@ -106,6 +106,11 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
 std::vector<Placement> place_all(const std::vector<WorkItem>& items, const Ceilings& ceilings,
                                  double overhead_fraction = 0.1);
 
+// The memory level a footprint fits in: the smallest capacity that holds it; otherwise the
+// unlimited level (first one if several), otherwise the largest level. Ties in capacity keep
+// Ceilings order (fastest first). `ceilings.memory` must not be empty.
+const MemoryRoof& level_for_footprint(double footprint_bytes, const Ceilings& ceilings);
+
 // Intensity (FLOP/byte) where `level`'s bandwidth roof meets the compute roof: peak / bandwidth.
 // Throws UsageError for an unknown level (naming the known ones) or invalid ceilings.
 double ridge_intensity(const Ceilings& ceilings, const std::string& level);

@@ -292,9 +292,11 @@ void roofline(const AnalyzeFlags& f) {
 
 }  // namespace
 
-void add_analyze_command(CLI::App& app) {
+void add_analyze_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
-      "analyze", "ParaDnn's analyses of stored sweeps; Fathom's similarity of stored profiles");
+      "analyze",
+      "ParaDnn's analyses of stored sweeps; Fathom's similarity of stored profiles; fusion "
+      "opportunities in stored operator graphs");
   cmd->require_subcommand(1);
   auto f = std::make_shared<AnalyzeFlags>();
   auto common = [f](CLI::App* sub) {
@@ -335,6 +337,7 @@ void add_analyze_command(CLI::App& app) {
   common(roof);
   roof->callback([f] { roofline(*f); });
   add_analyze_similarity_command(*cmd);
+  add_analyze_fusion_command(*cmd, exit_code);
 }
 
 }  // namespace plumb::cli

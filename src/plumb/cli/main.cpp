@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_profile_command(app, exit_code);
   plumb::cli::add_memory_command(app, exit_code);
   plumb::cli::add_sweep_commands(app, exit_code);
-  plumb::cli::add_analyze_command(app);
+  plumb::cli::add_analyze_command(app, exit_code);
   plumb::cli::add_probe_command(app);
   plumb::cli::add_roofline_command(app, exit_code);
   plumb::cli::add_project_command(app);

@@ -43,6 +43,7 @@ const Rule kRules[] = {
   {"gelu", OpCategory::kActivation}, {"elu", OpCategory::kActivation},
   {"softplus", OpCategory::kActivation}, {"silu", OpCategory::kActivation},
   {"hardswish", OpCategory::kActivation},
+  {"clamp", OpCategory::kElementwise},  // before "min"/"max": clamp_min is not a reduction
   {"norm", OpCategory::kReduction}, {"sum", OpCategory::kReduction}, {"mean", OpCategory::kReduction},
   {"amax", OpCategory::kReduction}, {"amin", OpCategory::kReduction}, {"argmax", OpCategory::kReduction},
   {"max", OpCategory::kReduction}, {"min", OpCategory::kReduction}, {"prod", OpCategory::kReduction},
@@ -76,7 +77,7 @@ const Rule kRules[] = {
   {"eq", OpCategory::kElementwise}, {"ne", OpCategory::kElementwise},
   {"lt", OpCategory::kElementwise}, {"gt", OpCategory::kElementwise},
   {"le", OpCategory::kElementwise}, {"ge", OpCategory::kElementwise},
-  {"clamp", OpCategory::kElementwise}, {"reciprocal", OpCategory::kElementwise},
+  {"reciprocal", OpCategory::kElementwise},
   {"lerp", OpCategory::kElementwise}, {"sign", OpCategory::kElementwise},
   {"square", OpCategory::kElementwise}, {"rsub", OpCategory::kElementwise},
 };

@@ -30,6 +30,7 @@ struct Frame {
   // The outermost operator's name. Its RecordFunction is still open while any frame below
   // it runs, so the pointer stays valid for as long as this frame needs it.
   const char* root_name = nullptr;
+  int record = -1;  // index of this call in the captured graph calls (-1: not capturing)
 };
 
 OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
@@ -54,6 +55,25 @@ class CallbackGuard {
   CallbackGuard(const CallbackGuard&) = delete;
   CallbackGuard& operator=(const CallbackGuard&) = delete;
 };
+
+// Identity of every tensor in an operator's inputs or outputs (lists included), for graph
+// capture. Storage, not tensor, identity: a view or an in-place result shares its base's storage,
+// so it shares its producer too.
+void append_tensor_ids(const c10::IValue& v, std::vector<OpObserver::TensorId>& out) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return;
+    const auto* impl = t.unsafeGetTensorImpl();
+    // Sparse and oneDNN-opaque tensors have no storage: the tensor itself stands for it.
+    const bool has_storage = impl->has_storage() && !t.is_sparse();
+    const uintptr_t id = has_storage ? reinterpret_cast<uintptr_t>(impl->storage().data())
+                                     : reinterpret_cast<uintptr_t>(impl);
+    out.push_back({id == 0 ? reinterpret_cast<uintptr_t>(impl) : id,
+                   impl->numel() * static_cast<int64_t>(impl->itemsize())});
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) append_tensor_ids(e, out);
+  }
+}
 
 Frame* innermost_op_frame() {
   for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
@@ -111,6 +131,17 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
                     frame.root_name, frame.backward};
     }
     frame.totals = &totals;
+    if (obs->capturing_graph()) {
+      OpObserver::CallRecord record;
+      record.totals = &totals;
+      record.parent = op_parent != nullptr ? op_parent->record : -1;
+      record.autograd_node = frame.autograd_node;
+      record.backward = frame.backward;
+      record.layer = frame.layer;
+      for (const auto& v : fn.inputs()) append_tensor_ids(v, record.inputs);
+      frame.record = static_cast<int>(obs->graph_calls().size());
+      obs->graph_calls().push_back(std::move(record));
+    }
   }
   frame.start_ns = run::steady_now_ns();  // exclude our own bookkeeping from the op's time
   t_stack.push_back(frame);
@@ -174,6 +205,13 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
     obs->events().push_back({&totals, frame.layer, frame.start_ns, inclusive, thread_index()});
   totals.inclusive_ns += inclusive;
   totals.self_ns += inclusive - frame.child_ns;
+  if (frame.record >= 0 && obs->capturing_graph()) {
+    auto& record = obs->graph_calls()[static_cast<size_t>(frame.record)];
+    record.composite = composite;
+    record.start_ns = frame.start_ns;
+    record.inclusive_ns = inclusive;
+    for (const auto& v : fn.outputs()) append_tensor_ids(v, record.outputs);
+  }
   if (parent != nullptr) {
     parent->below_flops += frame.below_flops + (composite ? 0 : own.flops);
     parent->below_bytes += frame.below_bytes + (composite ? 0 : own_bytes);
@@ -195,6 +233,12 @@ void OpObserver::record_events(bool on) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (on) events_.clear();
   recording_ = on;
+}
+
+void OpObserver::capture_graph(bool on) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (on) graph_calls_.clear();
+  capturing_ = on;
 }
 
 OpObserver::OpObserver() = default;

@@ -82,6 +82,29 @@ class OpObserver {
   std::vector<Event>& events() { return events_; }
   const std::vector<Event>& events() const { return events_; }
 
+  // Graph capture (profile/op_graph.h): every operator call and autograd node of a step, with
+  // the identity of each tensor it reads and writes, in the order the calls start. Only while
+  // capturing: off, the hot path pays one branch.
+  struct TensorId {
+    uintptr_t storage = 0;  // the storage's data (or, without a storage, the tensor itself)
+    int64_t bytes = 0;      // of this view: numel x element size
+  };
+  struct CallRecord {
+    const Totals* totals = nullptr;  // name, signature, cost of the call's group
+    int parent = -1;                 // the enclosing operator call or autograd node (-1: none)
+    bool autograd_node = false;
+    bool composite = false;  // this call's own verdict (see op_observer.cpp)
+    bool backward = false;
+    int layer = 0;
+    int64_t start_ns = 0, inclusive_ns = 0;
+    std::vector<TensorId> inputs, outputs;
+  };
+  // Starts (clearing what was captured) or stops capturing.
+  void capture_graph(bool on);
+  bool capturing_graph() const { return capturing_; }
+  std::vector<CallRecord>& graph_calls() { return graph_calls_; }
+  const std::vector<CallRecord>& graph_calls() const { return graph_calls_; }
+
  private:
   std::unordered_map<uint64_t, Totals> table_;
   std::vector<std::string> layer_names_{""};  // id 0: outside any layer
@@ -90,6 +113,8 @@ class OpObserver {
   std::unordered_map<int64_t, int> layer_of_sequence_;
   bool recording_ = false;
   std::vector<Event> events_;
+  bool capturing_ = false;
+  std::vector<CallRecord> graph_calls_;
   at::CallbackHandle handle_ = 0;
 };
 

@@ -78,7 +78,7 @@ std::vector<TraceEvent> resolve_trace(const OpObserver& observer, int64_t step_s
 }  // namespace
 
 ProfileResult profile_workload(const Workload& workload, const run::RunOptions& o, int steps,
-                               const run::ProgressFn& progress, bool trace) {
+                               const run::ProgressFn& progress, bool trace, bool graph) {
   run::validate_options(o);
   if (steps < 1) throw UsageError(fmt::format("--steps must be at least 1, got {}", steps));
   ProfileResult p;
@@ -97,11 +97,18 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
     {
       Attached attached(observer);
       for (int i = 0; i < steps; ++i) {
-        const bool traced = trace && i == steps - 1;
+        const bool last = i == steps - 1;
+        const bool traced = trace && last;
         if (traced) observer.record_events(true);
+        if (graph && last) observer.capture_graph(true);
         const int64_t start_ns = run::steady_now_ns();
         p.profiled_s.push_back(loop.step());
         wall += p.profiled_s.back();
+        if (graph && last) {
+          observer.capture_graph(false);
+          p.graph = build_step_graph(observer, start_ns, p.profiled_s.back());
+          p.graph_captured = true;
+        }
         if (traced) {
           p.trace_step_s = static_cast<double>(run::steady_now_ns() - start_ns) * 1e-9;
           observer.record_events(false);

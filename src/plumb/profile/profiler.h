@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plumb/core/workload.h"
+#include "plumb/profile/op_graph.h"
 #include "plumb/profile/op_profile.h"
 #include "plumb/run/run_result.h"
 #include "plumb/run/runner.h"
@@ -28,13 +29,18 @@ struct ProfileResult {
   // and that step's wall time.
   std::vector<TraceEvent> trace;
   double trace_step_s = 0;
+  // The data-flow graph of the last observed step (empty nodes when not captured).
+  bool graph_captured = false;
+  StepGraph graph;
   double units_per_step = 0;
   std::string throughput_unit;
 };
 
 // `options.threads` is the one thread count of this pass; `steps` observed steps; with
-// `trace`, the last of them is also recorded call by call (ProfileResult::trace).
+// `trace`, the last of them is also recorded call by call (ProfileResult::trace); with
+// `graph`, its data-flow graph is captured (ProfileResult::graph).
 ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options, int steps,
-                               const run::ProgressFn& progress = {}, bool trace = false);
+                               const run::ProgressFn& progress = {}, bool trace = false,
+                               bool graph = true);
 
 }  // namespace plumb::profile

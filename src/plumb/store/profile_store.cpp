@@ -1,6 +1,10 @@
 // Persistence of profiling passes: the `profiles` and `op_stats` tables (schema v2).
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "plumb/core/errors.h"
+#include "plumb/run/step_loop.h"
 
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
@@ -82,6 +86,12 @@ int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
     insert.exec();
     insert.reset();
   }
+  if (result.graph_captured)
+    detail::Row()
+        .integer("profile_id", id)
+        .integer("nodes", static_cast<int64_t>(result.graph.nodes.size()))
+        .text("json", profile::graph_to_json(result.graph).dump())
+        .insert_into(db, "profile_graphs");
   return id;
 }
 
@@ -138,6 +148,80 @@ std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group)
     ops.reset();
   }
   tx.commit();
+  return out;
+}
+
+std::optional<profile::StepGraph> ResultsStore::load_profile_graph(int64_t profile_id) const {
+  if (!detail::has_table(*db_, "profile_graphs")) return std::nullopt;
+  SQLite::Statement q(*db_, "SELECT json FROM profile_graphs WHERE profile_id = ?");
+  q.bind(1, profile_id);
+  if (!q.executeStep()) return std::nullopt;
+  try {
+    return profile::graph_from_json(nlohmann::json::parse(q.getColumn(0).getString()));
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format(
+        "the operator graph of profile {} in {} cannot be read ({}); re-profile with this version",
+        profile_id, path_, e.what()));
+  }
+}
+
+int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c,
+                                              const platform::Environment& environment) {
+  try {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t environment_id = detail::save_environment(*db_, environment);
+    const int64_t id = detail::Row()
+                           .text("measured_at", run::utc_now_iso8601())
+                           .text("machine", platform::machine_key(environment))
+                           .text("kind", c.kind)
+                           .text("shapes", c.shapes)
+                           .text("unfused", c.unfused)
+                           .text("fused_op", c.fused_op)
+                           .text("dtype", c.dtype)
+                           .integer("threads", c.threads)
+                           .integer("repetitions", c.repetitions)
+                           .real("unfused_s", c.unfused_s)
+                           .real("fused_s", c.fused_s)
+                           .real("max_abs_diff", c.max_abs_diff)
+                           .text("graph_json", profile::graph_to_json(c.unfused_graph).dump())
+                           .integer("environment_id", environment_id)
+                           .insert_into(*db_, "fused_kernel_checks");
+    tx.commit();
+    return id;
+  } catch (const SQLite::Exception& e) {
+    detail::rethrow_save_error(e, "fused-kernel check " + c.kind, path_);
+  }
+}
+
+std::vector<StoredFusedKernelCheck> ResultsStore::load_fused_kernel_checks() const {
+  std::vector<StoredFusedKernelCheck> out;
+  if (!detail::has_table(*db_, "fused_kernel_checks")) return out;
+  SQLite::Statement q(*db_, "SELECT * FROM fused_kernel_checks ORDER BY id");
+  while (q.executeStep()) {
+    StoredFusedKernelCheck s;
+    s.id = q.getColumn("id").getInt64();
+    s.measured_at = q.getColumn("measured_at").getString();
+    s.machine = q.getColumn("machine").getString();
+    profile::FusedKernelCheck& c = s.check;
+    c.kind = q.getColumn("kind").getString();
+    c.shapes = q.getColumn("shapes").getString();
+    c.unfused = q.getColumn("unfused").getString();
+    c.fused_op = q.getColumn("fused_op").getString();
+    c.dtype = q.getColumn("dtype").getString();
+    c.threads = q.getColumn("threads").getInt();
+    c.repetitions = q.getColumn("repetitions").getInt();
+    c.unfused_s = q.getColumn("unfused_s").getDouble();
+    c.fused_s = q.getColumn("fused_s").getDouble();
+    c.max_abs_diff = detail::real_or_nan(q.getColumn("max_abs_diff"));
+    try {
+      c.unfused_graph =
+          profile::graph_from_json(nlohmann::json::parse(q.getColumn("graph_json").getString()));
+    } catch (const std::exception& e) {
+      throw UsageError(
+          fmt::format("fused-kernel check {} in {} cannot be read ({})", s.id, path_, e.what()));
+    }
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

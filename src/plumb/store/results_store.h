@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/platform/environment.h"
+#include "plumb/profile/fused_kernels.h"
 #include "plumb/profile/memory_profiler.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/output_error.h"
@@ -32,9 +33,10 @@ namespace plumb::store {
 // memory_profiles; v5 adds sweeps and sweep_points; v6 makes sure sweep_points has profile_id
 // (plumb added it at 537b71d without a new version, so a v5 file may lack it); v7 adds each
 // record's dtype and memory format, the run's precision notes, status 'unsupported', and the
-// precision_comparisons table. Older files are upgraded in place, in one transaction, the first
-// time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 8;
+// precision_comparisons table; v8 adds dist_worlds; v9 adds profile_graphs (the data-flow graph
+// captured with a profile) and fused_kernel_checks. Older files are upgraded in place, in one
+// transaction, the first time a writing plumb opens them.
+inline constexpr int kSchemaVersion = 9;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -120,6 +122,15 @@ struct StoredProbe {
   platform::Environment environment;
 };
 
+// A fused-kernel check (plumb analyze fusion) as stored: reused on the same machine for the same
+// kind, shapes and threads.
+struct StoredFusedKernelCheck {
+  int64_t id = 0;
+  std::string measured_at;
+  std::string machine;  // platform::machine_key()
+  profile::FusedKernelCheck check;
+};
+
 // What `plumb precision` found for one precision against fp32 (schema v7): the speed ratio of
 // two stored runs and the output error on the same inputs and weights. The run fields are read
 // from the run it describes.
@@ -174,6 +185,14 @@ class ResultsStore {
                        const std::string& tag = "");
   // Profiles in id order: all, or those of one group. Empty for a v1 file read unupgraded.
   std::vector<StoredProfile> load_profiles(const std::string& group = "") const;
+  // The data-flow graph stored with a profile; none when the profile was stored before graph
+  // capture existed (or by a pass that did not capture one).
+  std::optional<profile::StepGraph> load_profile_graph(int64_t profile_id) const;
+
+  // Stores a fused-kernel check; returns its id. All checks, oldest first.
+  int64_t save_fused_kernel_check(const profile::FusedKernelCheck& check,
+                                  const platform::Environment& environment);
+  std::vector<StoredFusedKernelCheck> load_fused_kernel_checks() const;
 
   // Stores one memory-profiling pass atomically; returns its id.
   int64_t save_memory_profile(const run::RunOptions& options,

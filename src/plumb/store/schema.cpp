@@ -270,6 +270,36 @@ CREATE TABLE IF NOT EXISTS precision_comparisons (
 );
 )sql";
 
+// Schema v9: the data-flow graph captured with a profile (compact JSON, profile/op_graph.h; no
+// row: the profile was stored before graph capture existed), and fused-kernel checks (plumb
+// analyze fusion: a fused kernel timed against its unfused sequence on recorded shapes).
+constexpr const char* kFusionSql = R"sql(
+CREATE TABLE IF NOT EXISTS profile_graphs (
+  profile_id INTEGER PRIMARY KEY REFERENCES profiles(id),
+  nodes      INTEGER NOT NULL,
+  json       TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fused_kernel_checks (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  measured_at    TEXT NOT NULL,
+  machine        TEXT NOT NULL,
+  kind           TEXT NOT NULL,
+  shapes         TEXT NOT NULL,
+  unfused        TEXT NOT NULL,
+  fused_op       TEXT NOT NULL,
+  dtype          TEXT NOT NULL,
+  threads        INTEGER NOT NULL,
+  repetitions    INTEGER NOT NULL,
+  unfused_s      REAL NOT NULL,
+  fused_s        REAL NOT NULL,
+  max_abs_diff   REAL,
+  graph_json     TEXT NOT NULL,
+  environment_id INTEGER NOT NULL REFERENCES environments(id)
+);
+CREATE INDEX IF NOT EXISTS fused_kernel_checks_by_shape
+  ON fused_kernel_checks (machine, kind, shapes, threads);
+)sql";
+
 // plumb dist: one row per world (a worker count) of a data-parallel measurement (schema v8).
 // Its figures as columns for SQL; the whole result (per-step samples, buckets, the all-reduce
 // sweep) as JSON.
@@ -557,6 +587,7 @@ void create_schema(SQLite::Database& db) {
   add_precision_columns(db);
   db.exec(kPrecisionSql);
   db.exec(with_statuses(kDistSql));
+  db.exec(kFusionSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -577,6 +608,7 @@ void migrate_schema(SQLite::Database& db, int from) {
       widen_status_check(db, table);
   }
   if (from < 8) db.exec(with_statuses(kDistSql));
+  if (from < 9) db.exec(kFusionSql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

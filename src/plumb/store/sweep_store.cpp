@@ -282,6 +282,9 @@ MergeReport ResultsStore::merge_from(const std::string& path) {
               copy_rows(other, *db_, "profiles", "id", p.profile_id, {{"environment_id", env}});
           copy_rows(other, *db_, "op_stats", "profile_id", p.profile_id,
                     {{"profile_id", profile_id}});
+          if (detail::has_table(other, "profile_graphs"))
+            copy_rows(other, *db_, "profile_graphs", "profile_id", p.profile_id,
+                      {{"profile_id", profile_id}});
           p.profile_id = profile_id;
         }
         insert_point(*db_, p);
