@@ -6,14 +6,17 @@
 // calls a step makes explains the model's overhead.
 //
 // Usage: plumb_bench_observer_overhead WORKLOAD train|infer BATCH THREADS [ROUNDS] [STEPS]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <torch/torch.h>
 
 #include "overhead_bench.h"
+#include "plumb/profile/op_graph.h"
 #include "plumb/profile/op_observer.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/stats.h"
@@ -21,14 +24,13 @@
 
 namespace {
 
-// Seconds per call of a tiny add (two 4-element tensors), plain and observed, best of rounds.
-std::pair<double, double> per_call_seconds() {
-  const at::Tensor a = torch::ones({4}), b = torch::ones({4});
-  constexpr int kCalls = 200000;
+// Seconds per call of `op`, plain and observed, best of rounds.
+template <typename Op>
+std::pair<double, double> per_call_seconds(Op op, int calls) {
   auto time_loop = [&] {
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < kCalls; ++i) at::add(a, b);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / kCalls;
+    for (int i = 0; i < calls; ++i) op();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
   };
   double plain = 1e9, observed = 1e9;
   plumb::profile::OpObserver observer;
@@ -52,12 +54,23 @@ int main(int argc, char** argv) {
   const int rounds = args->rounds, steps = args->steps;
 
   torch::set_num_threads(o.threads);
-  const auto [call_plain, call_observed] = per_call_seconds();
+  // A tiny add (two 4-element tensors), and a concatenation of 50 small tensors: an operator
+  // whose inputs are a tensor list costs the observer more (each tensor is boxed, hashed and
+  // described).
+  const at::Tensor a = torch::ones({4}), b = torch::ones({4});
+  const auto [call_plain, call_observed] = per_call_seconds([&] { at::add(a, b); }, 200000);
   std::printf("tiny op: %.0f ns plain, %.0f ns observed: %+.0f ns per observed call\n",
               1e9 * call_plain, 1e9 * call_observed, 1e9 * (call_observed - call_plain));
+  std::vector<at::Tensor> parts(50, torch::ones({1, 4}));
+  const auto [cat_plain, cat_observed] = per_call_seconds([&] { at::cat(parts); }, 20000);
+  std::printf("cat of 50 tensors: %.0f ns plain, %.0f ns observed: %+.0f ns per observed call\n",
+              1e9 * cat_plain, 1e9 * cat_observed, 1e9 * (cat_observed - cat_plain));
 
   double calls_per_step = 0;
-  plumb::bench::RoundTimes times;
+  plumb::bench::RoundTimes times, capture;
+  double build_s = 0;
+  int builds = 0;
+  size_t nodes = 0;
   plumb::run::RunResult r;
   plumb::run::keep_freed_memory_in_process(r.warnings);  // as plumb profile measures
   plumb::run::with_model(w, o, r, [&](plumb::run::StepLoop& loop) {
@@ -70,6 +83,20 @@ int main(int argc, char** argv) {
           for (const auto& op : observer.aggregate(steps)) calls_per_step += op.calls;
           observer.clear();  // keep its tables from growing across rounds
         });
+    // Graph capture on top of the attached observer, as the last step of a profile pass runs
+    // it, and the graph built from what it captured (timed apart: it runs after the step).
+    observer.attach();
+    capture = plumb::bench::alternate(
+        loop, rounds, steps, [&] { observer.capture_graph(true); },
+        [&] {
+          observer.capture_graph(false);
+          const int64_t start = plumb::run::steady_now_ns();
+          nodes = plumb::profile::build_step_graph(observer, start, 0).nodes.size();
+          build_s += static_cast<double>(plumb::run::steady_now_ns() - start) * 1e-9;
+          ++builds;
+        },
+        [&] { observer.clear(); });
+    observer.detach();
   });
   if (r.status != plumb::run::RunStatus::kOk) {
     std::fprintf(stderr, "run failed: %s\n", r.message.c_str());
@@ -81,5 +108,15 @@ int main(int argc, char** argv) {
       "%.0f observed calls per step; x per-call cost = %.1f ms (%.1f%% of the plain step)\n",
       calls_per_step, 1e3 * calls_per_step * (call_observed - call_plain),
       100 * calls_per_step * (call_observed - call_plain) / plain_mean);
+  plumb::bench::print_rounds(args->label + " (graph capture, observer attached in both halves)",
+                             capture, steps);
+  const double observed = plumb::run::mean_of(capture.plain);
+  const double per_step = plumb::run::mean_of(capture.tracked) - observed;
+  const double build = build_s / std::max(builds, 1) / steps;
+  std::printf(
+      "graph: %zu nodes per %d steps, built in %.1f ms per step; a profile pass captures one "
+      "step: +%.1f ms = %.1f%% of a 3-step observed pass (warm-up not counted)\n",
+      nodes, steps, 1e3 * build, 1e3 * (per_step + build),
+      100 * (per_step + build) / (3 * observed));
   return 0;
 }

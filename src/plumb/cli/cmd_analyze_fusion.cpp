@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -265,9 +266,17 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
         return false;
       }
     };
-    for (const auto& m : mined)
-      for (size_t i = 0; i < m.mining.patterns.size() && i < static_cast<size_t>(f->top); ++i)
-        realize(m.mining.patterns[i], m.threads);
+    // The top patterns, and for every kind found further down the first pattern of that kind,
+    // so each kind a workload shows is realized once.
+    for (const auto& m : mined) {
+      std::set<std::string> kinds;
+      for (size_t i = 0; i < m.mining.patterns.size(); ++i) {
+        const auto& p = m.mining.patterns[i];
+        const std::string kind = profile::fused_kernel_kind(p.labels, p.edges);
+        if (i < static_cast<size_t>(f->top) || (!kind.empty() && kinds.count(kind) == 0))
+          if (realize(p, m.threads)) kinds.insert(kind);
+      }
+    }
 
     const auto realized_for = [&](const Mined& m) {
       std::map<std::string, Realized> out;
@@ -321,6 +330,16 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
           const auto r = realized.find(p.key);
           w["patterns"].push_back(pattern_json(p, r != realized.end() ? &r->second : nullptr));
         }
+        // Every pattern with a check, ranked or not: each kind the workload shows.
+        w["checks"] = nlohmann::ordered_json::array();
+        for (size_t i = 0; i < m.mining.patterns.size(); ++i) {
+          const auto r = realized.find(m.mining.patterns[i].key);
+          if (r == realized.end()) continue;
+          auto c = realized_json(r->second);
+          c["rank"] = i + 1;
+          c["pattern"] = m.mining.patterns[i].text;
+          w["checks"].push_back(c);
+        }
         out["workloads"].push_back(w);
       }
       if (mined.size() > 1) {
@@ -345,6 +364,25 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
           m.mining.edges, m.mining.fusible_edges, m.mining.subgraphs, m.mining.patterns.size(),
           format_seconds(m.mining.step_s));
       print_patterns(m.mining.patterns, top, realized, false);
+      Table check_table({"rank", "pattern", "check", "unfused", "fused", "realized saving",
+                         "projected saving", "error"});
+      for (size_t i = 0; i < m.mining.patterns.size(); ++i) {
+        const auto r = realized.find(m.mining.patterns[i].key);
+        if (r == realized.end()) continue;
+        const auto& c = r->second.stored->check;
+        const auto& x = r->second.comparison;
+        check_table.add_row({fmt::format("{}", i + 1), m.mining.patterns[i].text,
+                             fmt::format("{}: {} vs {}", c.kind, c.unfused, c.fused_op),
+                             format_seconds(c.unfused_s), format_seconds(c.fused_s),
+                             format_percent(x.realized_fraction),
+                             format_percent(x.projected_fraction),
+                             fmt::format("{:+.1f} pp", x.error_points)});
+      }
+      if (!realized.empty()) {
+        std::cout << "fused kernels timed on the patterns' shapes (saving as a share of the "
+                     "unfused time):\n";
+        check_table.print(std::cout);
+      }
     }
     if (mined.size() > 1) {
       std::cout << fmt::format("\nacross {} workloads:\n", mined.size());

@@ -91,20 +91,23 @@ Forms conv_bn(const std::vector<std::string>& labels, const std::vector<std::str
   return f;
 }
 
+// linear(x [M, K], w [N, K], b [N]) or addmm(b [N], x [M, K], w_t [K, N]), then relu.
 Forms linear_relu(const std::vector<std::string>& labels, const std::vector<std::string>& sigs) {
-  const OpCall linear = call_labelled(labels, sigs, "linear");
-  const TensorMeta& x_meta = tensor_at(linear, 0);
+  const bool is_linear = std::find(labels.begin(), labels.end(), "linear") != labels.end();
+  const OpCall call = call_labelled(labels, sigs, is_linear ? "linear" : "addmm");
+  const TensorMeta& x_meta = tensor_at(call, is_linear ? 0 : 1);
   if (x_meta.shape.size() != 2)
     throw std::invalid_argument("linear -> relu is checked on 2-D inputs only");
   const auto x = random_like_meta(x_meta);
-  const auto w = random_like_meta(tensor_at(linear, 1));  // [out, in]
-  const auto b = random_like_meta(tensor_at(linear, 2));  // [out]
+  const at::Tensor w_t = is_linear ? random_like_meta(tensor_at(call, 1)).t()  // [K, N]
+                                   : random_like_meta(tensor_at(call, 2));
+  const auto b = random_like_meta(tensor_at(call, is_linear ? 2 : 0));  // [N]
   Forms f;
-  f.unfused = "linear, relu";
+  f.unfused = is_linear ? "linear, relu" : "addmm, relu";
   f.fused_op = "_addmm_activation (addmm with a ReLU epilogue)";
   f.dtype = x_meta.dtype;
-  f.unfused_fn = [=] { return at::linear(x, w, b).relu_(); };
-  f.fused_fn = [=] { return at::_addmm_activation(b, x, w.t(), 1, 1, false); };
+  f.unfused_fn = [=] { return at::addmm(b, x, w_t).relu_(); };
+  f.fused_fn = [=] { return at::_addmm_activation(b, x, w_t, 1, 1, false); };
   return f;
 }
 
@@ -184,7 +187,8 @@ std::string fused_kernel_kind(const std::vector<std::string>& labels,
     return std::find(labels.begin(), labels.end(), l) != labels.end();
   };
   if (has_edge(labels, edges, "conv2d", "batch_norm")) return "conv_bn";
-  if (has_edge(labels, edges, "linear", "relu")) return "linear_relu";
+  if (has_edge(labels, edges, "linear", "relu") || has_edge(labels, edges, "addmm", "relu"))
+    return "linear_relu";
   if (has_edge(labels, edges, "add", "relu")) return "add_relu";
   if (has("softmax") || has("_softmax")) return "softmax";
   return "";

@@ -3,7 +3,7 @@
 // workload's graph recorded, so a projected saving can be set beside a measured one.
 //   conv_bn     conv2d -> batch_norm (inference)  vs  conv2d with the batch norm folded into its
 //               weights and bias
-//   linear_relu linear -> relu                    vs  at::_addmm_activation (addmm with ReLU)
+//   linear_relu linear (or addmm) -> relu         vs  at::_addmm_activation (addmm with ReLU)
 //   add_relu    add -> relu                       vs  at::_add_relu
 //   softmax     amax, sub, exp, sum, div          vs  at::softmax
 // LSTM/GRU cells have no fused CPU kernel in LibTorch 1.13 (its fused cell is CUDA-only; on the

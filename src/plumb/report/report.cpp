@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -51,6 +52,19 @@ ReportData load_report_data(const store::ResultsStore& store) {
   d.probes = store.load_probes();
   d.precision = store.load_precision_comparisons();
   d.dist = store.load_dist_worlds();
+  d.fused_checks = store.load_fused_kernel_checks();
+  {
+    std::map<std::tuple<std::string, std::string, std::string>, int64_t> newest;
+    for (const auto& p : d.profiles)
+      if (p.result.status == run::RunStatus::kOk) newest[{p.workload, p.mode, p.dtype}] = p.id;
+    for (const auto& [key, id] : newest) {
+      try {
+        if (auto graph = store.load_profile_graph(id)) d.graphs.emplace(id, std::move(*graph));
+      } catch (const UsageError&) {
+        // An unreadable graph leaves its workload out of the fusion section, not the report.
+      }
+    }
+  }
   for (const char* mode : {"train", "infer"}) {
     std::map<int, int> profiles_at;  // threads -> profiles of this mode
     for (const auto& p : d.profiles)
@@ -86,7 +100,7 @@ Page build_report(const ReportRequest& request) {
                   request.generated_at.empty() ? utc_now() : request.generated_at);
   for (auto section : {workloads_section(data), cross_workload_section(data), machine_section(data),
                        throughput_section(data), precision_section(data), time_section(data),
-                       memory_section(data), dist_section(data)})
+                       memory_section(data), dist_section(data), fusion_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));
