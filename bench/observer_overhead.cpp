@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
   const double build = build_s / std::max(builds, 1) / steps;
   std::printf(
       "graph: %zu nodes per %d steps, built in %.1f ms per step; a profile pass captures one "
-      "step: +%.1f ms = %.1f%% of a 3-step observed pass (warm-up not counted)\n",
+      "step: %+.1f ms = %+.1f%% of a 3-step observed pass (warm-up not counted)\n",
       nodes, steps, 1e3 * build, 1e3 * (per_step + build),
       100 * (per_step + build) / (3 * observed));
   return 0;
