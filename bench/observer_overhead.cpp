@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -24,22 +26,45 @@
 
 namespace {
 
-// Seconds per call of `op`, plain and observed, best of rounds.
-template <typename Op>
-std::pair<double, double> per_call_seconds(Op op, int calls) {
+// A callback that asks LibTorch for what the observer asks (inputs and outputs, the same
+// scopes) and does nothing with them: what RecordFunction and boxing cost on their own, apart
+// from plumb's work in its callbacks.
+std::unique_ptr<at::ObserverContext> null_start(const at::RecordFunction&) {
+  return nullptr;
+}
+void null_end(const at::RecordFunction&, at::ObserverContext*) {}
+
+class NullCallback {
+ public:
+  void attach() {
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&null_start, &null_end)
+            .needsInputs(true)
+            .needsOutputs(true)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                     at::RecordScope::USER_SCOPE}));
+  }
+  void detach() { at::removeCallback(handle_); }
+
+ private:
+  at::CallbackHandle handle_ = 0;
+};
+
+// Seconds per call of `op`, plain and with `tracker` attached, best of rounds.
+template <typename Tracker, typename Op>
+std::pair<double, double> per_call_seconds(Tracker& tracker, Op op, int calls) {
   auto time_loop = [&] {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) op();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
   };
   double plain = 1e9, observed = 1e9;
-  plumb::profile::OpObserver observer;
   for (int round = 0; round < 5; ++round) {
     plain = std::min(plain, time_loop());
-    observer.attach();
+    tracker.attach();
     observed = std::min(observed, time_loop());
-    observer.detach();
-    observer.clear();
+    tracker.detach();
+    if constexpr (std::is_same_v<Tracker, plumb::profile::OpObserver>) tracker.clear();
   }
   return {plain, observed};
 }
@@ -58,16 +83,31 @@ int main(int argc, char** argv) {
   // whose inputs are a tensor list costs the observer more (each tensor is boxed, hashed and
   // described).
   const at::Tensor a = torch::ones({4}), b = torch::ones({4});
-  const auto [call_plain, call_observed] = per_call_seconds([&] { at::add(a, b); }, 200000);
-  std::printf("tiny op: %.0f ns plain, %.0f ns observed: %+.0f ns per observed call\n",
-              1e9 * call_plain, 1e9 * call_observed, 1e9 * (call_observed - call_plain));
   std::vector<at::Tensor> parts(50, torch::ones({1, 4}));
-  const auto [cat_plain, cat_observed] = per_call_seconds([&] { at::cat(parts); }, 20000);
-  std::printf("cat of 50 tensors: %.0f ns plain, %.0f ns observed: %+.0f ns per observed call\n",
-              1e9 * cat_plain, 1e9 * cat_observed, 1e9 * (cat_observed - cat_plain));
+  plumb::profile::OpObserver call_observer;
+  NullCallback call_null;
+  const auto report = [](const char* what, std::pair<double, double> observer,
+                         std::pair<double, double> null) {
+    std::printf(
+        "%s: %.0f ns plain, %.0f ns observed (%+.0f ns per call; LibTorch's RecordFunction and "
+        "boxing alone %+.0f ns)\n",
+        what, 1e9 * observer.first, 1e9 * observer.second, 1e9 * (observer.second - observer.first),
+        1e9 * (null.second - null.first));
+  };
+  const auto add_observed = per_call_seconds(
+      call_observer, [&] { at::add(a, b); }, 200000);
+  report("tiny op", add_observed,
+         per_call_seconds(
+             call_null, [&] { at::add(a, b); }, 200000));
+  report("cat of 50 tensors",
+         per_call_seconds(
+             call_observer, [&] { at::cat(parts); }, 20000),
+         per_call_seconds(
+             call_null, [&] { at::cat(parts); }, 20000));
+  const auto [call_plain, call_observed] = add_observed;
 
   double calls_per_step = 0;
-  plumb::bench::RoundTimes times, capture;
+  plumb::bench::RoundTimes times, capture, framework;
   double build_s = 0;
   int builds = 0;
   size_t nodes = 0;
@@ -83,6 +123,9 @@ int main(int argc, char** argv) {
           for (const auto& op : observer.aggregate(steps)) calls_per_step += op.calls;
           observer.clear();  // keep its tables from growing across rounds
         });
+    NullCallback null_callback;
+    framework = plumb::bench::alternate(
+        loop, rounds, steps, [&] { null_callback.attach(); }, [&] { null_callback.detach(); });
     // Graph capture on top of the attached observer, as the last step of a profile pass runs
     // it, and the graph built from what it captured (timed apart: it runs after the step).
     observer.attach();
@@ -108,6 +151,9 @@ int main(int argc, char** argv) {
       "%.0f observed calls per step; x per-call cost = %.1f ms (%.1f%% of the plain step)\n",
       calls_per_step, 1e3 * calls_per_step * (call_observed - call_plain),
       100 * calls_per_step * (call_observed - call_plain) / plain_mean);
+  plumb::bench::print_rounds(
+      args->label + " (a callback that does nothing: LibTorch's RecordFunction and boxing)",
+      framework, steps);
   plumb::bench::print_rounds(args->label + " (graph capture, observer attached in both halves)",
                              capture, steps);
   const double observed = plumb::run::mean_of(capture.plain);

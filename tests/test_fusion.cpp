@@ -61,7 +61,7 @@ TEST(GraphCapture, TinyModelHasTheNodesAndProducersKnownByHand) {
     for (const auto& in : g.nodes[static_cast<size_t>(node)].inputs) p.push_back(in.producer);
     return p;
   };
-  EXPECT_EQ(producers(1), std::vector<int>{0});        // relu_ reads addmm's output
+  EXPECT_EQ(producers(1), std::vector<int>{0});  // relu_ reads addmm's output
   // mul_ on the view reads relu_'s output (its scalar comes from outside).
   const auto mul_inputs = producers(2);
   EXPECT_NE(std::find(mul_inputs.begin(), mul_inputs.end(), 1), mul_inputs.end());
