@@ -284,3 +284,34 @@ TEST(FusedKernels, EachFusedKernelComputesWhatItsSequenceComputes) {
 
 }  // namespace
 }  // namespace plumb
+
+namespace plumb {
+namespace {
+
+TEST(FusionMining, AHubWithManyFusibleNeighboursTakesPartInNoPattern) {
+  // Twenty relu -> mul chains all concatenated by one cat: with the default limit of 16 the cat
+  // is a hub (21 fusible neighbours counting none twice), so only relu -> mul is mined.
+  StepGraph g;
+  g.step_s = 1;
+  std::vector<int> muls;
+  for (int i = 0; i < 20; ++i) {
+    const int base = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(node("aten::relu", 0, 2e6, {-1}, 1e6));
+    g.nodes.push_back(node("aten::mul", 0, 2e6, {base}, 1e6));
+    muls.push_back(base + 1);
+  }
+  g.nodes.push_back(node("aten::cat", 0, 4e7, muls, 2e7));
+  const auto mining = analysis::mine_fusion(g, hand_ceilings());
+  EXPECT_EQ(mining.hubs, 1);
+  ASSERT_EQ(mining.patterns.size(), 1u);
+  EXPECT_EQ(mining.patterns[0].text, "relu -> mul");
+  EXPECT_EQ(mining.patterns[0].count, 20);
+  analysis::FusionOptions wide;
+  wide.max_fusible_degree = 32;  // no hub: the cat joins its producers' chains
+  const auto with_cat = analysis::mine_fusion(g, hand_ceilings(), wide);
+  EXPECT_EQ(with_cat.hubs, 0);
+  EXPECT_EQ(with_cat.patterns.front().text.find("cat") != std::string::npos, true);
+}
+
+}  // namespace
+}  // namespace plumb

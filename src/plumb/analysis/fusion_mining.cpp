@@ -320,6 +320,22 @@ FusionMining mine_fusion(const profile::StepGraph& graph, const Ceilings& ceilin
     }
   }
   out.edges = static_cast<int>(all_edges.size());
+  // Hubs keep no fusible edges (FusionOptions::max_fusible_degree).
+  std::vector<char> hub(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i)
+    if (static_cast<int>(neighbours[static_cast<size_t>(i)].size()) > options.max_fusible_degree) {
+      hub[static_cast<size_t>(i)] = 1;
+      ++out.hubs;
+    }
+  for (int i = 0; i < n; ++i) {
+    auto& around = neighbours[static_cast<size_t>(i)];
+    if (hub[static_cast<size_t>(i)]) {
+      around.clear();
+      continue;
+    }
+    for (auto it = around.begin(); it != around.end();)
+      it = hub[static_cast<size_t>(*it)] ? around.erase(it) : std::next(it);
+  }
 
   // A group is valid when every edge between members is fusible, it has at most one GEMM, and
   // no path leaves it and re-enters (nodes are in start order, a topological order).

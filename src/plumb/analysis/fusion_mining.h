@@ -48,6 +48,11 @@ GroupProjection project_group(const profile::StepGraph& graph, const std::vector
 struct FusionOptions {
   int max_nodes = 4;  // largest subgraph mined
   int min_count = 2;  // occurrences per step for a pattern to be frequent
+  // A node with more fusible neighbours than this (a cat or stack over hundreds of time steps,
+  // a gradient summed from many uses) takes part in no pattern: a small group around it would
+  // count the same hub once per combination of its neighbours, and enumerating those is
+  // combinatorial (C(1566, 3) subgraphs around one stack of 1566 steps).
+  int max_fusible_degree = 16;
 };
 
 struct FusionPattern {
@@ -74,6 +79,7 @@ struct FusionMining {
   std::vector<FusionPattern> patterns;  // closed frequent patterns, largest saving first
   int nodes = 0, edges = 0, fusible_edges = 0;
   int subgraphs = 0;  // connected fusible subgraphs enumerated
+  int hubs = 0;       // nodes left out for having more than max_fusible_degree fusible edges
   double step_s = 0;
 };
 

@@ -161,6 +161,9 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
   cmd->add_option("--min-count", f->mining.min_count,
                   "Occurrences per step for a pattern to count as frequent")
       ->capture_default_str();
+  cmd->add_option("--max-fusible-degree", f->mining.max_fusible_degree,
+                  "Nodes with more fusible neighbours than this take part in no pattern")
+      ->capture_default_str();
   cmd->add_option("--peak", f->peak, "Compute roof: instruction or gemm")->capture_default_str();
   cmd->add_flag("--profile", f->profile, "Profile the workloads now even when a profile is stored");
   cmd->add_option("--steps", f->steps, "Steps observed when profiling")->capture_default_str();
@@ -174,6 +177,8 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
     if (f->mining.max_nodes < 2 || f->mining.max_nodes > 6)
       throw UsageError("--max-nodes must be 2 to 6");
     if (f->mining.min_count < 1) throw UsageError("--min-count must be at least 1");
+    if (f->mining.max_fusible_degree < 1)
+      throw UsageError("--max-fusible-degree must be at least 1");
     if (f->steps < 1) throw UsageError("--steps must be at least 1");
     if (!(f->check_seconds > 0)) throw UsageError("--check-seconds must be positive");
     const auto peak_kind = analysis::parse_peak_kind(f->peak);
@@ -323,6 +328,7 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
                                     {"edges", m.mining.edges},
                                     {"fusible_edges", m.mining.fusible_edges},
                                     {"subgraphs", m.mining.subgraphs},
+                                    {"hubs", m.mining.hubs},
                                     {"frequent_patterns", m.mining.patterns.size()}};
         w["patterns"] = nlohmann::ordered_json::array();
         for (size_t i = 0; i < m.mining.patterns.size() && i < top; ++i) {
