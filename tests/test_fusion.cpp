@@ -290,7 +290,7 @@ namespace {
 
 TEST(FusionMining, AHubWithManyFusibleNeighboursTakesPartInNoPattern) {
   // Twenty relu -> mul chains all concatenated by one cat: with the default limit of 16 the cat
-  // is a hub (21 fusible neighbours counting none twice), so only relu -> mul is mined.
+  // is a hub (20 fusible neighbours, the muls), so only relu -> mul is mined.
   StepGraph g;
   g.step_s = 1;
   std::vector<int> muls;

@@ -263,8 +263,11 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
         std::cerr << fmt::format("  timing {} fused vs unfused on {} ...\n", kind, p.text);
         const auto check = profile::run_fused_kernel_check(kind, p.labels, p.example_signatures,
                                                            threads, f->check_seconds);
-        db->save_fused_kernel_check(check, env);
-        checks = db->load_fused_kernel_checks();
+        store::StoredFusedKernelCheck saved;
+        saved.id = db->save_fused_kernel_check(check, env);
+        saved.machine = machine;
+        saved.check = check;
+        checks.push_back(std::move(saved));
         return true;
       } catch (const std::invalid_argument& e) {
         std::cerr << fmt::format("  {}: not realized ({})\n", p.text, e.what());

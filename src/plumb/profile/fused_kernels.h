@@ -33,8 +33,7 @@ struct FusedKernelCheck {
 };
 
 // The realizable kind a mined pattern calls for, from its labels (short names in canonical
-// order, analysis::short_op_name) and edges: "" when none. `signatures` are the pattern's
-// example root signatures, in the same order; `shapes` gets the ones the check needs.
+// order, profile::short_op_name) and edges: "" when none.
 std::string fused_kernel_kind(const std::vector<std::string>& labels,
                               const std::vector<std::pair<int, int>>& edges);
 
