@@ -97,14 +97,16 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
     {
       Attached attached(observer);
       for (int i = 0; i < steps; ++i) {
-        const bool last = i == steps - 1;
-        const bool traced = trace && last;
+        const bool traced = trace && i == steps - 1;
+        // The graph comes from the first profiled step and the trace from the last, so the
+        // capture's own work (boxing every output) stays out of the traced timeline.
+        const bool captured = graph && i == 0;
         if (traced) observer.record_events(true);
-        if (graph && last) observer.capture_graph(true);
+        if (captured) observer.capture_graph(true);
         const int64_t start_ns = run::steady_now_ns();
         p.profiled_s.push_back(loop.step());
         wall += p.profiled_s.back();
-        if (graph && last) {
+        if (captured) {
           observer.capture_graph(false);
           p.graph = build_step_graph(observer, start_ns, p.profiled_s.back());
           p.graph_captured = true;

@@ -29,7 +29,8 @@ struct ProfileResult {
   // and that step's wall time.
   std::vector<TraceEvent> trace;
   double trace_step_s = 0;
-  // The data-flow graph of the last observed step (empty nodes when not captured).
+  // The data-flow graph of the first observed step (empty nodes when not captured); the trace,
+  // when asked for, is of the last one.
   bool graph_captured = false;
   StepGraph graph;
   double units_per_step = 0;
