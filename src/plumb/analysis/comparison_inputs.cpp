@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/serve_comparison.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
@@ -89,9 +90,9 @@ LoadedSide load_side(const ComparisonSide& side, const char* name) {
       side_label(side), store::ResultsStore::open(side.db, /*read_only=*/true), {}, {}};
   loaded.all = loaded.store->load_runs(/*with_samples=*/false);
   const std::vector<store::StoredRun>& all = loaded.all;
-  // Data-parallel worlds (plumb dist) are compared by add_dist_rows; a side that selects
-  // worlds but no runs is no error.
-  bool selects_worlds = false;
+  // Data-parallel worlds (plumb dist) and serve sessions (plumb serve) are compared by
+  // add_dist_rows and add_serve_rows; a side that selects them but no runs is no error.
+  bool selects_worlds = !selected_serve_sessions(*loaded.store, side).empty();
   if (side.run_ids.empty())
     for (const auto& w : loaded.store->load_dist_worlds()) {
       bool pass = true;
@@ -532,6 +533,7 @@ Comparison compare_sources(const ComparisonRequest& q) {
   for (const auto& key : groups_b.order)
     if (!groups_a.runs.count(key)) c.only_in_b.push_back(unmatched_text(groups_b.runs.at(key)));
   add_dist_rows(q, a, b, c);
+  add_serve_rows(q, *a.store, *b.store, c);
 
   if (c.rows.empty())
     throw UsageError(fmt::format(

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ class Model {
   // after setting train()/eval(), so a batch may depend on the mode (wgan_gp trains on real
   // images but only generates from noise); a training batch must also serve infer_step.
   virtual Batch make_batch() = 0;
+
+  // A synthetic batch of `examples` examples instead of the configured batch, for the serving
+  // batcher's variable batches (plumb serve). std::nullopt (the default) means the model's batch
+  // is fixed by its configuration: a server then pads every batch to that size.
+  virtual std::optional<Batch> make_batch_of(int64_t /*examples*/) { return std::nullopt; }
 
   // Forward, loss, backward and optimizer step with the optimizer the source used.
   // Returns the loss (the runner checks it is finite).

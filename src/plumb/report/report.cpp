@@ -52,6 +52,7 @@ ReportData load_report_data(const store::ResultsStore& store) {
   d.probes = store.load_probes();
   d.precision = store.load_precision_comparisons();
   d.dist = store.load_dist_worlds();
+  d.serve = store.load_serve_sessions();
   d.fused_checks = store.load_fused_kernel_checks();
   {
     std::map<std::tuple<std::string, std::string, std::string>, int64_t> newest;
@@ -98,9 +99,10 @@ Page build_report(const ReportRequest& request) {
       fmt::format("{} · {} runs, {} profiles, {} memory passes, {} sweeps · written {}", request.db,
                   data.runs.size(), data.profiles.size(), data.memory.size(), data.sweeps.size(),
                   request.generated_at.empty() ? utc_now() : request.generated_at);
-  for (auto section : {workloads_section(data), cross_workload_section(data), machine_section(data),
-                       throughput_section(data), precision_section(data), time_section(data),
-                       memory_section(data), dist_section(data), fusion_section(data)})
+  for (auto section :
+       {workloads_section(data), cross_workload_section(data), machine_section(data),
+        throughput_section(data), precision_section(data), time_section(data), memory_section(data),
+        dist_section(data), serve_section(data), fusion_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));

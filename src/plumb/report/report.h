@@ -29,6 +29,7 @@ struct ReportData {
   std::vector<store::StoredProbe> probes;
   std::vector<store::PrecisionComparisonRecord> precision;  // plumb precision's findings
   std::vector<store::StoredDistWorld> dist;                 // plumb dist's worlds
+  std::vector<store::StoredServeSession> serve;             // plumb serve's sessions
   // Operator graphs of the newest successful profile per workload, mode and precision (by
   // profile id; profiles stored before graph capture have none), and the fused-kernel checks.
   std::map<int64_t, profile::StepGraph> graphs;
@@ -62,6 +63,8 @@ std::optional<Section> memory_section(const ReportData& data);
 std::optional<Section> precision_section(const ReportData& data);
 // plumb dist: throughput over workers, the step's split, every world (report_dist.cpp).
 std::optional<Section> dist_section(const ReportData& data);
+// plumb serve: tail latency over throughput with the bound, the rates found (report_serve.cpp).
+std::optional<Section> serve_section(const ReportData& data);
 // Fusion opportunities mined from the stored graphs (report_fusion.cpp).
 std::optional<Section> fusion_section(const ReportData& data);
 // The similarity dendrogram per mode (part of the cross-workload section), for three or more

@@ -72,14 +72,22 @@ double process_cpu_seconds() {
 // step time, cycled so consecutive steps do not see identical inputs.
 StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t batch_pool,
                    const std::function<Batch(Batch)>& prepare)
-    : model_(model), mode_(mode), device_(device) {
+    : model_(model), mode_(mode), device_(device), prepare_(prepare) {
   PLUMB_ASSERT(batch_pool >= 1, "a step loop needs at least one batch");
   for (size_t i = 0; i < batch_pool; ++i) {
     at::RecordFunction scope(at::RecordScope::USER_SCOPE);
     if (scope.isActive()) scope.before(kDataScope);
-    batches_.push_back(prepare ? prepare(model_.make_batch()) : model_.make_batch());
+    batches_.push_back(prepare_ ? prepare_(model_.make_batch()) : model_.make_batch());
   }
   units_ = batches_.front().units;
+}
+
+std::optional<Batch> StepLoop::batch_of(int64_t examples) {
+  at::RecordFunction scope(at::RecordScope::USER_SCOPE);
+  if (scope.isActive()) scope.before(kDataScope);
+  auto batch = model_.make_batch_of(examples);
+  if (batch && prepare_) return prepare_(std::move(*batch));
+  return batch;
 }
 
 double StepLoop::step() {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "plumb/core/workload.h"
@@ -47,6 +48,11 @@ class StepLoop {
   // region, a known slowdown for checking plumb compare. Only the timing runner sets it.
   void set_injected_delay(double seconds) { injected_delay_s_ = seconds; }
 
+  // A batch of `examples` examples made like the pool's (same precision and memory format,
+  // outside any timed region), or std::nullopt when the model's batch is fixed by its
+  // configuration (Model::make_batch_of).
+  std::optional<Batch> batch_of(int64_t examples);
+
   double units() const { return units_; }
   double last_value() const { return last_value_; }
   Model& model() { return model_; }
@@ -56,6 +62,7 @@ class StepLoop {
   Model& model_;
   Mode mode_;
   torch::Device device_;
+  std::function<Batch(Batch)> prepare_;
   std::vector<Batch> batches_;
   double units_ = 0;
   size_t next_ = 0;

@@ -22,6 +22,7 @@
 #include "plumb/profile/profiler.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/run_result.h"
+#include "plumb/run/serving_loop.h"
 
 namespace SQLite {
 class Database;
@@ -34,9 +35,10 @@ namespace plumb::store {
 // (plumb added it at 537b71d without a new version, so a v5 file may lack it); v7 adds each
 // record's dtype and memory format, the run's precision notes, status 'unsupported', and the
 // precision_comparisons table; v8 adds dist_worlds; v9 adds profile_graphs (the data-flow graph
-// captured with a profile) and fused_kernel_checks. Older files are upgraded in place, in one
+// captured with a profile) and fused_kernel_checks; v10 adds serve_sessions, serve_measurements
+// and serve_queries (plumb serve). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -163,6 +165,36 @@ struct StoredDistWorld {
   nlohmann::ordered_json document;  // the world's whole result (docs/dist.md)
 };
 
+// One measurement of a `plumb serve` session (schema v10): a scenario served once, its summary;
+// the per-query times are loaded apart (load_serve_queries).
+struct StoredServeMeasurement {
+  int64_t id = 0;
+  std::string role;  // "single-stream", "offline", "server", "trial"
+  // NaN when not defined (offered rate outside Server; a percentile the queries cannot bound).
+  double offered_qps = 0, achieved_qps = 0;
+  int64_t queries = 0, over_bound = 0, largest_batch = 0;
+  double tail_s = 0, tail_low_s = 0, tail_high_s = 0;  // at the session's percentile
+  double p50_s = 0, p90_s = 0, p99_s = 0, p999_s = 0;
+  std::string verdict;  // the bound at the percentile: met, missed, undecided
+  double queueing_share = 0, mean_batch = 0;
+};
+
+// One `plumb serve` invocation (schema v10).
+struct StoredServeSession {
+  int64_t id = 0;
+  std::string started_at, workload, scenario, dtype, setting, tag, command;
+  int threads = 1, workers = 1;
+  double bound_s = 0, percentile = 0.99, max_wait_s = 0;
+  int64_t max_batch = 1;
+  bool fixed_batch = false, searched = false, reachable = true;
+  double found_qps = 0, failed_qps = 0;  // NaN unless a search ran
+  run::RunStatus status = run::RunStatus::kOk;
+  std::string message;
+  platform::Environment environment;
+  nlohmann::ordered_json document;  // batch sizes, service times, defaults, notes (docs/serving.md)
+  std::vector<StoredServeMeasurement> measurements;  // in the order served
+};
+
 class ResultsStore {
  public:
   // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
@@ -235,6 +267,14 @@ class ResultsStore {
   int64_t save_dist_world(const StoredDistWorld& world);
   std::vector<StoredDistWorld> load_dist_worlds() const;
 
+  // Stores a serve session, its measurements and every query's times atomically; returns the
+  // session's id. `queries[i]` belongs to `session.measurements[i]`.
+  int64_t save_serve_session(const StoredServeSession& session,
+                             const std::vector<std::vector<run::QueryTimes>>& queries);
+  // In id order, with their measurements; empty for a file from before v10 read unupgraded.
+  std::vector<StoredServeSession> load_serve_sessions() const;
+  std::vector<run::QueryTimes> load_serve_queries(int64_t measurement_id) const;
+
   // Stores one precision-vs-fp32 finding; both runs must be stored already. Returns its id.
   int64_t save_precision_comparison(const PrecisionComparisonRecord& record);
   // In id order; empty for a file older than v7 read unupgraded.
@@ -251,6 +291,19 @@ class ResultsStore {
 // One run as the JSON object that `plumb run --json` prints and `plumb export` lists
 // (fields documented in docs/json.md); samples and warm-up samples only when asked for.
 nlohmann::ordered_json run_json(const StoredRun& run, bool with_samples);
+
+// One serve session as `plumb serve --json` prints it (docs/json.md): the setting, the headline
+// figures of its scenario (found rate, ceiling, floor), the batching and every measurement.
+nlohmann::ordered_json serve_session_json(const StoredServeSession& session);
+// A session's measurement of one role ("single-stream", "offline", "server"), or null.
+const StoredServeMeasurement* serve_measurement(const StoredServeSession& session,
+                                                const std::string& role);
+// The measurement behind the session's Server figure: the trial at the found rate of a search,
+// or the run at the given rate; null when there is none.
+const StoredServeMeasurement* serve_found_measurement(const StoredServeSession& session);
+// True when no rate tried above the found one missed the bound: the upper end of the search's
+// bracket is then the Offline ceiling (no rate beyond it can be sustained), not a measured miss.
+bool serve_bracket_is_ceiling(const StoredServeSession& session);
 
 // One probe as `plumb probe --json` prints it and `plumb export` lists it: probe_id,
 // machine_key, the probe document's fields (docs/json.md), and the environment.

@@ -14,16 +14,21 @@ Config image_classifier_config(int64_t batch, const std::string& batch_doc, int6
   return c;
 }
 
-std::function<Batch()> image_batches(const Config& config, const torch::Device& device) {
-  const int64_t batch = config.get_int("batch"), size = config.get_int("image_size");
-  const int64_t classes = config.get_int("classes");
-  return [=]() {
+std::function<Batch(int64_t)> sized_image_batches(const Config& config,
+                                                  const torch::Device& device) {
+  const int64_t size = config.get_int("image_size"), classes = config.get_int("classes");
+  return [=](int64_t batch) {
     Batch b;
     b.tensors = {normalized_images(batch, 3, size, size, device),  // [B,3,S,S]
                  class_labels(batch, classes, device)};            // [B]
     b.units = static_cast<double>(batch);
     return b;
   };
+}
+
+std::function<Batch()> image_batches(const Config& config, const torch::Device& device) {
+  const int64_t batch = config.get_int("batch");
+  return [batch, sized = sized_image_batches(config, device)]() { return sized(batch); };
 }
 
 OptimizerFactory sgd_from_config(const Config& config, bool nesterov, double lr_scale) {

@@ -21,15 +21,23 @@ using OptimizerFactory =
 template <typename Net>
 class ClassifierModel : public Model {
  public:
+  // `make_sized` (optional) makes a batch of any number of examples (plumb serve).
   ClassifierModel(Net net, const torch::Device& device, std::function<Batch()> make_batch,
-                  const OptimizerFactory& optimizer_for)
-      : net_(std::move(net)), make_batch_(std::move(make_batch)) {
+                  const OptimizerFactory& optimizer_for,
+                  std::function<Batch(int64_t)> make_sized = {})
+      : net_(std::move(net)),
+        make_batch_(std::move(make_batch)),
+        make_sized_(std::move(make_sized)) {
     net_->to(device);
     optimizer_ = optimizer_for(net_->parameters());
   }
 
   torch::nn::Module& module() override { return *net_; }
   Batch make_batch() override { return make_batch_(); }
+  std::optional<Batch> make_batch_of(int64_t examples) override {
+    if (!make_sized_) return std::nullopt;
+    return make_sized_(examples);
+  }
 
   double train_step(const Batch& batch) override {
     {
@@ -62,6 +70,7 @@ class ClassifierModel : public Model {
  private:
   Net net_;
   std::function<Batch()> make_batch_;
+  std::function<Batch(int64_t)> make_sized_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 
@@ -75,6 +84,9 @@ Config image_classifier_config(
 // Synthetic ImageNet-shaped batches sized by the config's batch, image_size and classes:
 // normalised images [B, 3, S, S] and int64 labels [B]; one unit (image) per example.
 std::function<Batch()> image_batches(const Config& config, const torch::Device& device);
+// The same images and labels for any number of examples B (the serving batcher's batches).
+std::function<Batch(int64_t)> sized_image_batches(const Config& config,
+                                                  const torch::Device& device);
 
 // SGD from the config's lr (times lr_scale), momentum and weight_decay keys (Nesterov when the
 // recipe says so).
@@ -84,9 +96,10 @@ OptimizerFactory sgd_from_config(const Config& config, bool nesterov = false,
 template <typename Net>
 std::unique_ptr<Model> make_classifier_model(Net net, const torch::Device& device,
                                              std::function<Batch()> make_batch,
-                                             const OptimizerFactory& optimizer_for) {
+                                             const OptimizerFactory& optimizer_for,
+                                             std::function<Batch(int64_t)> make_sized = {}) {
   return std::make_unique<ClassifierModel<Net>>(std::move(net), device, std::move(make_batch),
-                                                optimizer_for);
+                                                optimizer_for, std::move(make_sized));
 }
 
 // The common case: ImageNet-shaped batches from the config and SGD from its lr / momentum /
@@ -95,7 +108,8 @@ template <typename Net>
 std::unique_ptr<Model> make_sgd_classifier(Net net, const Config& config,
                                            const torch::Device& device, bool nesterov = false) {
   return make_classifier_model(std::move(net), device, image_batches(config, device),
-                               sgd_from_config(config, nesterov));
+                               sgd_from_config(config, nesterov),
+                               sized_image_batches(config, device));
 }
 
 }  // namespace plumb::workloads

@@ -208,20 +208,24 @@ class DlrmModel : public Model {
 
   nn::Module& module() override { return *net_; }
 
-  Batch make_batch() override {
+  Batch make_batch() override { return batch_of(batch_); }
+  std::optional<Batch> make_batch_of(int64_t examples) override { return batch_of(examples); }
+
+  // Samples B = `examples`.
+  Batch batch_of(int64_t examples) {
     Batch b;
     // Criteo's 13 integer features are heavy-tailed counts (many zero), fed as log(1 + x)
     // (the reference's Criteo loader); counts here are floor(exp(N(0, 2))).
-    auto counts = torch::randn({batch_, arch_.bottom[0]}).mul_(2.0).exp_().floor_();
+    auto counts = torch::randn({examples, arch_.bottom[0]}).mul_(2.0).exp_().floor_();
     b.tensors.push_back(counts.log1p_().to(device_));
     // Click labels; about a quarter positive as in Criteo Kaggle.
-    b.tensors.push_back(torch::bernoulli(torch::full({batch_, 1}, 0.25)).to(device_));
+    b.tensors.push_back(torch::bernoulli(torch::full({examples, 1}, 0.25)).to(device_));
     for (int64_t rows : arch_.rows) {
-      auto [indices, offsets] = lookups(rows);
+      auto [indices, offsets] = lookups(rows, examples);
       b.tensors.push_back(indices.to(device_));
       b.tensors.push_back(offsets.to(device_));
     }
-    b.units = static_cast<double>(batch_);
+    b.units = static_cast<double>(examples);
     return b;
   }
 
@@ -258,18 +262,15 @@ class DlrmModel : public Model {
   }
 
   // One table's multi-hot lookups for the batch: (indices [total], offsets [B]).
-  std::pair<torch::Tensor, torch::Tensor> lookups(int64_t rows) const {
+  std::pair<torch::Tensor, torch::Tensor> lookups(int64_t rows, int64_t batch) const {
     torch::Tensor sizes;  // [B] bag sizes
     if (arch_.pooling_fixed) {
-      sizes = torch::full({batch_}, arch_.pooling, torch::kLong);
+      sizes = torch::full({batch}, arch_.pooling, torch::kLong);
     } else {
       // The reference's random generator: round(max(1, u * min(rows, pooling))).
       const double most = static_cast<double>(std::min(rows, arch_.pooling));
-      sizes = torch::rand({batch_}, torch::kDouble)
-                  .mul_(most)
-                  .clamp_min_(1.0)
-                  .round_()
-                  .to(torch::kLong);
+      sizes =
+          torch::rand({batch}, torch::kDouble).mul_(most).clamp_min_(1.0).round_().to(torch::kLong);
     }
     auto offsets = torch::cumsum(sizes, 0) - sizes;  // exclusive prefix sum
     const int64_t total = sizes.sum().item<int64_t>();

@@ -251,11 +251,15 @@ class RnnSearchModel : public Model {
   // tensors: source [B, S] (words + EOS, EOS-padded), source_real [B, S] bool, targets [B, T]
   // (words + EOS), target_real [B, T] bool. Lengths (EOS included) uniform in
   // [min_len, max]: GroundHog sorts 20 mini-batches by length, so a batch spans a band.
-  Batch make_batch() override {
+  Batch make_batch() override { return batch_of(batch_); }
+  std::optional<Batch> make_batch_of(int64_t examples) override { return batch_of(examples); }
+
+  // Sentences B = `examples`.
+  Batch batch_of(int64_t examples) {
     auto source_lengths =
-        sentence_lengths(batch_, std::min(min_len_, source_len_), source_len_, device_);
+        sentence_lengths(examples, std::min(min_len_, source_len_), source_len_, device_);
     auto target_lengths =
-        sentence_lengths(batch_, std::min(min_len_, target_len_), target_len_, device_);
+        sentence_lengths(examples, std::min(min_len_, target_len_), target_len_, device_);
     auto source = padded_sentences(source_probs_, source_lengths, source_len_, kGruReservedIds,
                                    kGruEosId, kGruEosId);
     auto target = padded_sentences(target_probs_, target_lengths, target_len_, kGruReservedIds,
@@ -263,7 +267,7 @@ class RnnSearchModel : public Model {
     // Work unit: target positions of the padded batch (the decoder computes them all).
     return {{source, length_mask(source_lengths, source_len_), target,
              length_mask(target_lengths, target_len_)},
-            static_cast<double>(batch_ * target_len_)};
+            static_cast<double>(examples * target_len_)};
   }
 
   // Teacher forcing: the decoder reads the reference's previous word (a zero embedding first).

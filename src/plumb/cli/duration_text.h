@@ -1,0 +1,13 @@
+// Durations as users type them for latency bounds and waits: "20ms", "2 ms", "1.5s", "500us".
+#pragma once
+
+#include <string>
+
+namespace plumb::cli {
+
+// Seconds. The unit is required (a bare "20" could mean ms or s); us, ms and s, optional
+// space. Throws UsageError naming `option` for anything else and for negative values;
+// `allow_zero` accepts "0ms".
+double parse_duration_s(const std::string& option, const std::string& text, bool allow_zero);
+
+}  // namespace plumb::cli
