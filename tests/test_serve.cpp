@@ -17,6 +17,7 @@
 #include "plumb/run/latency_percentiles.h"
 #include "plumb/run/rate_search.h"
 #include "plumb/run/serve_defaults.h"
+#include "plumb/run/serve_session.h"
 #include "plumb/run/serving_loop.h"
 #include "plumb/run/stats.h"
 
@@ -236,6 +237,23 @@ TEST(RateSearch, UndecidedCountsAsNotHeldAndNoRateIsReportedAsNone) {
   const auto none = search_rate(o, [](double) { return TailVerdict::kMissed; });
   EXPECT_EQ(none.held_qps, 0);
   EXPECT_LT(none.failed_qps, 2);  // halved down to the lowest rate
+}
+
+TEST(BatchLimits, OfflineTakesTheMostEfficientSizeAndAServerWhatTheBoundAllows) {
+  // Service grows slower than the batch up to 8, then per-query cost rises: 8 serves the most.
+  const std::vector<int64_t> sizes = {1, 2, 4, 8, 16};
+  const std::vector<double> service = {0.010, 0.012, 0.016, 0.024, 0.060};
+  auto l = batch_limits(sizes, service, 1.0, 0.0);
+  EXPECT_EQ(l.offline_batch, 8);
+  EXPECT_EQ(l.server_batch, 8);
+  // A 40 ms bound with a 4 ms wait leaves 18 ms per service time: 4 (16 ms), not 8 (24 ms).
+  l = batch_limits(sizes, service, 0.040, 0.004);
+  EXPECT_EQ(l.offline_batch, 8);
+  EXPECT_EQ(l.server_batch, 4);
+  // Even one query too slow for that: the smallest size, not none.
+  EXPECT_EQ(batch_limits(sizes, service, 0.010, 0.0).server_batch, 1);
+  // Within 2% of the best, the larger size.
+  EXPECT_EQ(batch_limits({1, 2}, {0.010, 0.0202}, 1.0, 0.0).offline_batch, 2);
 }
 
 TEST(ServeDefaults, ComeFromTheDomainAndArePositive) {

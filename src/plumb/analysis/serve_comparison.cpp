@@ -30,15 +30,17 @@ SideSamples offline_samples(const store::ResultsStore& db, const store::StoredSe
   SideSamples out;
   const auto* m = store::serve_measurement(s, "offline");
   if (m == nullptr) return out;
+  // The offline batch (the most efficient size up to --max-batch) is the full batch.
+  const int64_t full = s.document.value("offline_batch", s.max_batch);
   std::vector<double> batch_s;
   double last_start = -1;
   for (const auto& q : db.load_serve_queries(m->id)) {
-    if (q.batch != s.max_batch || q.start_s == last_start) continue;
+    if (q.batch != full || q.start_s == last_start) continue;
     last_start = q.start_s;
     batch_s.push_back(q.service_s());
   }
   out.runs_step_s.push_back(std::move(batch_s));
-  out.units_per_step.push_back(static_cast<double>(s.max_batch));
+  out.units_per_step.push_back(static_cast<double>(full));
   return out;
 }
 

@@ -3,7 +3,8 @@
 // Poisson arrival rate whose tail latency stays within the bound, with the batching that reached
 // it; Offline gives the throughput ceiling, SingleStream the latency floor. Every query's times
 // are stored. Exit 1 when the bound is not reachable (one query alone misses it) or the workload
-// fails; 2 for bad input. Method and figures: docs/serving.md.
+// fails, and when the search finds no rate that keeps the bound; 2 for bad input. Method and
+// figures: docs/serving.md.
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -161,6 +162,8 @@ store::StoredServeSession stored_session(const Workload& w, const run::ServeOpti
   json service_ms = json::array();
   for (double t : r.service_s) service_ms.push_back(1e3 * t);
   s.document = {{"batch_sizes", r.batch_sizes},
+                {"batch_limit", r.batch_limit},
+                {"offline_batch", r.offline_batch},
                 {"service_ms", service_ms},
                 {"defaults",
                  {{"bound_ms", 1e3 * d.bound_s},
@@ -198,8 +201,8 @@ void print_session(const store::StoredServeSession& s, const run::ServeResult& r
     std::cout << fmt::format("latency floor (single-stream): p50 {}, p90 {}, p99 {}\n",
                              ms(m->p50_s), ms(m->p90_s), ms(m->p99_s));
   if (const auto* m = store::serve_measurement(s, "offline"))
-    std::cout << fmt::format("throughput ceiling (offline, batch {}): {:.1f} q/s\n", s.max_batch,
-                             m->achieved_qps);
+    std::cout << fmt::format("throughput ceiling (offline, batch {}): {:.1f} q/s\n",
+                             s.document.value("offline_batch", s.max_batch), m->achieved_qps);
   if (!s.reachable) {
     const auto* floor = store::serve_measurement(s, "single-stream");
     std::cout << fmt::format(
@@ -225,8 +228,17 @@ void print_session(const store::StoredServeSession& s, const run::ServeResult& r
           at->queries, above, at->mean_batch, at->largest_batch, ms(s.max_wait_s),
           format_percent(at->queueing_share));
     } else {
-      std::cout << fmt::format("found: no rate down to {:.2f} q/s kept {} <= {}\n", s.failed_qps, p,
+      std::cout << fmt::format("found: no rate down to {:.2f} q/s kept {} <= {}", s.failed_qps, p,
                                ms(s.bound_s));
+      // Why: a query that waits for one other query's service already needs two service times.
+      const auto* floor = store::serve_measurement(s, "single-stream");
+      if (floor != nullptr && 2 * floor->p50_s > s.bound_s)
+        std::cout << fmt::format(
+            ": one query takes {} (p50), so any query that waits for another's service misses "
+            "the bound and only rates at which almost none waits could keep it; a trial at a "
+            "lower rate would need over {:.0f} s for its queries",
+            ms(floor->p50_s), run::kMaxServerTrialS);
+      std::cout << '\n';
     }
   }
   for (const auto& w : r.warnings) std::cout << "warning: " << w << '\n';
@@ -316,8 +328,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
         std::cerr << fmt::format("{} {}: {} ({})\n", w.info.name, dtype_name(o.run.dtype),
                                  run::status_name(r.status), r.message);
         exit_code = 1;
-      } else if (!r.reachable) {
-        exit_code = 1;
+      } else if (!r.reachable || (r.searched && !(r.found_qps > 0))) {
+        exit_code = 1;  // the bound cannot be kept: what was asked for was not found
       }
       if (!f->measure.json) print_session(session, r);
       done.push_back(std::move(session));

@@ -23,6 +23,10 @@
 
 namespace plumb::run {
 
+// The Server search tries no rate so low that the queries its trial needs would take longer than
+// this to arrive.
+inline constexpr double kMaxServerTrialS = 120;
+
 enum class Scenario { kSingleStream, kServer, kOffline };
 std::string scenario_name(Scenario scenario);  // "single-stream", "server", "offline"
 // Throws UsageError naming the scenarios for anything else.
@@ -62,6 +66,17 @@ struct ScenarioRun {
 // Summarises served queries (role and rate are the caller's).
 ScenarioRun summarize_queries(std::vector<QueryTimes> queries, double percentile, double bound_s);
 
+// How large the batcher's batches may grow, from each prepared size's warm service time. Offline:
+// the size with the most queries per second of service (within 2% of the best, the larger). A
+// server stops there too (a larger batch costs latency and throughput both), and lower while that
+// size's service time is more than half of the bound less the wait: near saturation a query
+// waits for the batch in service and is then served in the next, two service times.
+struct BatchLimits {
+  int64_t offline_batch = 1, server_batch = 1;
+};
+BatchLimits batch_limits(const std::vector<int64_t>& sizes, const std::vector<double>& service_s,
+                         double bound_s, double max_wait_s);
+
 struct ServeResult {
   RunStatus status = RunStatus::kOk;
   std::string message;
@@ -70,8 +85,12 @@ struct ServeResult {
   std::vector<int64_t> batch_sizes;  // the sizes the model runs (padded up to)
   std::vector<double> service_s;     // median step time per size, after warm-up
   bool fixed_batch = false;          // the workload cannot resize its batch: padded to one size
-  int64_t max_batch = 0;             // the batcher's limit as applied
-  std::vector<ScenarioRun> runs;     // in the order served
+  int64_t max_batch = 0;             // --max-batch as applied (a fixed batch: the model's)
+  // Offline batches: the prepared size up to max_batch that serves the most queries per second.
+  int64_t offline_batch = 0;
+  // The server batcher's limit: offline_batch, or smaller (batch_limits()).
+  int64_t batch_limit = 0;
+  std::vector<ScenarioRun> runs;  // in the order served
   // Server without a rate:
   bool searched = false;
   bool reachable = true;  // false: one query alone misses the bound

@@ -240,7 +240,7 @@ nlohmann::ordered_json serve_session_json(const StoredServeSession& s) {
   j["batching"] = {{"max_batch", s.max_batch},
                    {"max_wait_ms", 1e3 * s.max_wait_s},
                    {"fixed_batch", s.fixed_batch}};
-  for (const auto& key : {"batch_sizes", "service_ms"})
+  for (const auto& key : {"batch_sizes", "service_ms", "batch_limit", "offline_batch"})
     if (s.document.contains(key)) j["batching"][key] = s.document[key];
   if (s.searched) {
     j["found_qps"] = json_number(s.found_qps);
