@@ -104,7 +104,8 @@ TEST_F(Cli, ServeBadInputIsAUsageErrorAndStoresNothing) {
   expect_usage_error(base + " --p99 20ms --p90 10ms", "give one latency bound");
   expect_usage_error(base + " --qps 0", "--qps must be a positive number");
   expect_usage_error(base + " --qps -3", "--qps must be a positive number");
-  expect_usage_error(base + " --max-wait -1ms", "--max-wait must be a non-negative duration");
+  expect_usage_error(base + " --max-wait -1ms", "--max-wait must be a positive duration");
+  expect_usage_error(base + " --max-wait 0us", "--max-wait must be a positive duration");
   expect_usage_error(base + " --max-batch 0", "--max-batch must be at least 1");
   expect_usage_error(base + " --workers 0", "--workers must be at least 1");
   expect_usage_error(base + " --duration 0", "--duration must be a positive");

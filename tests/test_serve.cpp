@@ -270,6 +270,8 @@ TEST(ServeDefaults, ComeFromTheDomainAndArePositive) {
   EXPECT_GT(o.bound_s, 0);
   EXPECT_GT(o.max_wait_s, 0);
   EXPECT_LT(o.max_wait_s, o.bound_s);
+  EXPECT_DOUBLE_EQ(o.max_wait_s, default_max_wait_s(o.bound_s));
+  EXPECT_DOUBLE_EQ(default_max_wait_s(3.0), 0.15);
 }
 
 }  // namespace

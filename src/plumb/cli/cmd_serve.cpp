@@ -62,7 +62,7 @@ void apply_bound(const ServeFlags& f, const run::ServeDefaults& d, run::ServeOpt
         std::tuple{f.p999, 0.999, "--p999"}}) {
     if (text.empty()) continue;
     ++given;
-    o.bound_s = parse_duration_s(flag, text, /*allow_zero=*/false);
+    o.bound_s = parse_duration_s(flag, text);
     o.percentile = q;
   }
   if (given > 1) throw UsageError("give one latency bound: --p90, --p99 or --p999");
@@ -263,7 +263,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--p999", f->p999, "... at the 99.9th percentile");
   auto* max_batch = cmd->add_option("--max-batch", f->max_batch, "Largest batch the batcher forms");
   cmd->add_option("--max-wait", f->max_wait,
-                  "How long the oldest query may wait for others to join its batch, e.g. 2ms");
+                  "How long the oldest query may wait for others to join its batch, e.g. 2ms "
+                  "(1us: take only the queries already waiting)");
   cmd->add_option("--workers", f->workers, "Serving threads, each running whole batches")
       ->capture_default_str();
   cmd->add_option("--duration", f->duration_s,
@@ -293,9 +294,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
           "--qps sets the Server scenario's arrival rate; drop it or use "
           "--scenario server");
     base.policy.max_batch = max_batch->count() > 0 ? f->max_batch : defaults.max_batch;
-    base.policy.max_wait_s = f->max_wait.empty()
-                                 ? defaults.max_wait_s
-                                 : parse_duration_s("--max-wait", f->max_wait, true);
+    // The wait follows the bound in force, the user's or the default.
+    base.policy.max_wait_s = f->max_wait.empty() ? run::default_max_wait_s(base.bound_s)
+                                                 : parse_duration_s("--max-wait", f->max_wait);
     base.workers = f->workers;
     base.duration_s = f->duration_s;
     base.resolution = f->resolution;

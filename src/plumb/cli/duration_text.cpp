@@ -10,7 +10,7 @@
 
 namespace plumb::cli {
 
-double parse_duration_s(const std::string& option, const std::string& text, bool allow_zero) {
+double parse_duration_s(const std::string& option, const std::string& text) {
   static const std::regex pattern(
       R"(\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(us|ms|s)\s*)");
   std::smatch m;
@@ -22,9 +22,9 @@ double parse_duration_s(const std::string& option, const std::string& text, bool
   const double value = std::stod(m[1].str());
   const std::string unit = m[2].str();
   const double seconds = value * (unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : 1.0);
-  if (!std::isfinite(seconds) || seconds < 0 || (seconds == 0 && !allow_zero))
-    throw UsageError(fmt::format("{} must be {} duration, got '{}'", option,
-                                 allow_zero ? "a non-negative" : "a positive", text));
+  if (!std::isfinite(seconds) || seconds <= 0)
+    throw UsageError(
+        fmt::format("{} must be a positive duration such as 2ms, got '{}'", option, text));
   return seconds;
 }
 

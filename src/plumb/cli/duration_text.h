@@ -6,8 +6,8 @@
 namespace plumb::cli {
 
 // Seconds. The unit is required (a bare "20" could mean ms or s); us, ms and s, optional
-// space. Throws UsageError naming `option` for anything else and for negative values;
-// `allow_zero` accepts "0ms".
-double parse_duration_s(const std::string& option, const std::string& text, bool allow_zero);
+// space. Throws UsageError naming `option` for anything else and for a duration that is not
+// positive.
+double parse_duration_s(const std::string& option, const std::string& text);
 
 }  // namespace plumb::cli

@@ -14,10 +14,6 @@ struct DomainDefaults {
   const char* source;
 };
 
-// The batcher holds the oldest query at most this share of the bound for others to join: long
-// enough to fill a batch at high load, short against the bound at low load.
-constexpr double kWaitShareOfBound = 0.05;
-
 const std::vector<DomainDefaults>& domain_table() {
   static const std::vector<DomainDefaults> table = {
       {"recommendation", 0.020, 100,
@@ -51,8 +47,13 @@ ServeDefaults serve_defaults(const WorkloadInfo& info) {
     d.source = row.source;
     break;
   }
-  d.max_wait_s = kWaitShareOfBound * d.bound_s;
+  d.max_wait_s = default_max_wait_s(d.bound_s);
   return d;
+}
+
+double default_max_wait_s(double bound_s) {
+  constexpr double kWaitShareOfBound = 0.05;
+  return kWaitShareOfBound * bound_s;
 }
 
 }  // namespace plumb::run

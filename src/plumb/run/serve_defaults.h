@@ -22,4 +22,8 @@ struct ServeDefaults {
 
 ServeDefaults serve_defaults(const WorkloadInfo& info);
 
+// The batcher's default wait for a bound: 5% of it, long enough to fill a batch at high load,
+// short against the bound at low load.
+double default_max_wait_s(double bound_s);
+
 }  // namespace plumb::run

@@ -286,9 +286,7 @@ void validate_serve_options(const ServeOptions& o) {
   positive(o.bound_s, "the latency bound (--p99/--p90/--p999)", "time such as 20ms");
   positive(o.duration_s, "--duration", "number of seconds");
   if (o.rate_qps != 0) positive(o.rate_qps, "--qps", "number of queries per second");
-  if (!(o.policy.max_wait_s >= 0) || !std::isfinite(o.policy.max_wait_s))
-    throw UsageError(fmt::format("--max-wait must be zero or a positive time such as 2ms, got {}",
-                                 o.policy.max_wait_s));
+  positive(o.policy.max_wait_s, "--max-wait", "time such as 2ms");
   if (o.policy.max_batch < 1)
     throw UsageError(fmt::format("--max-batch must be at least 1, got {}", o.policy.max_batch));
   if (o.workers < 1)
