@@ -159,9 +159,16 @@ TEST(Batcher, SeveralWorkersServeEveryQueryOnceAndAFailureReachesTheCaller) {
   o.policy = {3, 0.0};
   o.workers = 2;
   std::atomic<int64_t> total{0};
+  std::atomic<int> batches{0};
   const auto times = serve_arrivals(std::vector<double>(100, 0.0), o, [&](int64_t n) {
     total += n;
-    spin_for(100e-6)(n);
+    // The first two batches wait for each other (up to 10 s), so both workers take part however
+    // slowly the second thread starts.
+    if (++batches <= 2) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (batches.load() < 2 && std::chrono::steady_clock::now() < until) {
+      }
+    }
   });
   EXPECT_EQ(total.load(), 100);
   std::set<int32_t> workers;
