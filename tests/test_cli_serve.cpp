@@ -49,11 +49,18 @@ TEST_F(Cli, ServeDlrmServerFindsTheRateThatKeepsTheBound) {
   // Every query of every measurement is stored.
   int64_t queries = 0;
   std::set<std::string> roles;
+  std::set<int64_t> ids;  // the stored measurements' ids, as the JSON reports them
   for (const auto& m : j.at("measurements")) {
+    ids.insert(m.at("id").get<int64_t>());
+    EXPECT_EQ(count_rows(db(), "SELECT count(*) FROM serve_queries WHERE measurement_id = " +
+                                   std::to_string(m.at("id").get<int64_t>())),
+              m.at("queries").get<int64_t>());
     queries += m.at("queries").get<int64_t>();
     roles.insert(m.at("role").get<std::string>());
   }
   EXPECT_EQ(roles, (std::set<std::string>{"single-stream", "offline", "trial"}));
+  EXPECT_EQ(ids.size(), j.at("measurements").size());
+  EXPECT_EQ(ids.count(0), 0u);
   EXPECT_EQ(count_rows(db(), "SELECT count(*) FROM serve_queries"), queries);
   EXPECT_EQ(count_rows(db(),
                        "SELECT count(*) FROM serve_queries WHERE finish_s < start_s OR "

@@ -317,14 +317,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       o.run = plan;
       std::cerr << command_of(w, o) << '\n';
       const auto progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
-      const run::ServeResult r = run::serve_workload(w, o, progress);
+      run::ServeResult r = run::serve_workload(w, o, progress);
       auto session = stored_session(w, o, defaults, r, f->measure.tag);
       std::vector<std::vector<run::QueryTimes>> queries;
-      for (const auto& m : r.runs) queries.push_back(m.queries);
-      session.id = db->save_serve_session(session, queries);
-      // Ids of the measurements as stored.
-      for (auto& s : db->load_serve_sessions())
-        if (s.id == session.id) session.measurements = s.measurements;
+      for (auto& m : r.runs) queries.push_back(std::move(m.queries));  // stored, not kept
+      db->save_serve_session(session, queries);
       if (r.status != run::RunStatus::kOk) {
         std::cerr << fmt::format("{} {}: {} ({})\n", w.info.name, dtype_name(o.run.dtype),
                                  run::status_name(r.status), r.message);

@@ -267,10 +267,10 @@ class ResultsStore {
   int64_t save_dist_world(const StoredDistWorld& world);
   std::vector<StoredDistWorld> load_dist_worlds() const;
 
-  // Stores a serve session, its measurements and every query's times atomically; returns the
-  // session's id. `queries[i]` belongs to `session.measurements[i]`.
-  int64_t save_serve_session(const StoredServeSession& session,
-                             const std::vector<std::vector<run::QueryTimes>>& queries);
+  // Stores a serve session, its measurements and every query's times atomically, and sets the
+  // ids of the session and its measurements. `queries[i]` belongs to `session.measurements[i]`.
+  void save_serve_session(StoredServeSession& session,
+                          const std::vector<std::vector<run::QueryTimes>>& queries);
   // In id order, with their measurements; empty for a file from before v10 read unupgraded.
   std::vector<StoredServeSession> load_serve_sessions() const;
   std::vector<run::QueryTimes> load_serve_queries(int64_t measurement_id) const;

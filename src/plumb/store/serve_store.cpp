@@ -53,8 +53,8 @@ StoredServeMeasurement read_measurement(SQLite::Statement& q) {
 
 }  // namespace
 
-int64_t ResultsStore::save_serve_session(const StoredServeSession& s,
-                                         const std::vector<std::vector<run::QueryTimes>>& queries) {
+void ResultsStore::save_serve_session(StoredServeSession& s,
+                                      const std::vector<std::vector<run::QueryTimes>>& queries) {
   PLUMB_ASSERT(queries.size() == s.measurements.size(), "one query list per measurement");
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -84,30 +84,30 @@ int64_t ResultsStore::save_serve_session(const StoredServeSession& s,
                            .text("json", s.document.dump())
                            .insert_into(*db_, "serve_sessions");
     for (size_t i = 0; i < s.measurements.size(); ++i) {
-      const auto& m = s.measurements[i];
-      const int64_t measurement_id = detail::Row()
-                                         .integer("session_id", id)
-                                         .text("role", m.role)
-                                         .real("offered_qps", m.offered_qps)
-                                         .real("achieved_qps", m.achieved_qps)
-                                         .integer("queries", m.queries)
-                                         .integer("over_bound", m.over_bound)
-                                         .integer("largest_batch", m.largest_batch)
-                                         .real("tail_s", m.tail_s)
-                                         .real("tail_low_s", m.tail_low_s)
-                                         .real("tail_high_s", m.tail_high_s)
-                                         .real("p50_s", m.p50_s)
-                                         .real("p90_s", m.p90_s)
-                                         .real("p99_s", m.p99_s)
-                                         .real("p999_s", m.p999_s)
-                                         .text("verdict", m.verdict)
-                                         .real("queueing_share", m.queueing_share)
-                                         .real("mean_batch", m.mean_batch)
-                                         .insert_into(*db_, "serve_measurements");
-      insert_queries(*db_, measurement_id, queries[i]);
+      auto& m = s.measurements[i];
+      m.id = detail::Row()
+                 .integer("session_id", id)
+                 .text("role", m.role)
+                 .real("offered_qps", m.offered_qps)
+                 .real("achieved_qps", m.achieved_qps)
+                 .integer("queries", m.queries)
+                 .integer("over_bound", m.over_bound)
+                 .integer("largest_batch", m.largest_batch)
+                 .real("tail_s", m.tail_s)
+                 .real("tail_low_s", m.tail_low_s)
+                 .real("tail_high_s", m.tail_high_s)
+                 .real("p50_s", m.p50_s)
+                 .real("p90_s", m.p90_s)
+                 .real("p99_s", m.p99_s)
+                 .real("p999_s", m.p999_s)
+                 .text("verdict", m.verdict)
+                 .real("queueing_share", m.queueing_share)
+                 .real("mean_batch", m.mean_batch)
+                 .insert_into(*db_, "serve_measurements");
+      insert_queries(*db_, m.id, queries[i]);
     }
     tx.commit();
-    return id;
+    s.id = id;
   } catch (const SQLite::Exception& e) {
     detail::rethrow_save_error(e, "serving measurement of " + s.workload, path_);
   }
