@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 namespace plumb::testing {
 
 namespace fs = std::filesystem;
@@ -27,6 +29,12 @@ inline std::string slurp(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The single integer `sql` yields on database `db` (a count, usually), read-only.
+inline int64_t count_rows(const std::string& db, const std::string& sql) {
+  SQLite::Database d(db, SQLite::OPEN_READONLY);
+  return d.execAndGet(sql).getInt64();
 }
 
 class Cli : public ::testing::Test {

@@ -14,11 +14,6 @@
 namespace plumb::testing {
 namespace {
 
-int64_t count_rows(const std::string& db, const std::string& sql) {
-  SQLite::Database d(db, SQLite::OPEN_READONLY);
-  return d.execAndGet(sql).getInt64();
-}
-
 constexpr char kSmallDlrm[] = "serve dlrm --set preset=small --threads 1 --duration 0.3";
 
 TEST_F(Cli, ServeDlrmServerFindsTheRateThatKeepsTheBound) {

@@ -328,6 +328,8 @@ TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
                                                "device",
                                                "dtype",
                                                "memory_format",
+                                               "engine",
+                                               "heap",
                                                "tag",
                                                "status",
                                                "message",

@@ -39,6 +39,8 @@ KeyFields key_fields(const store::StoredRecord& r) {
   // Precision is a run setting; records from before schema v7 kept it as a config key.
   k["dtype"] = r.dtype;
   k["memory_format"] = r.memory_format;
+  k["engine"] = r.engine;
+  k["heap"] = r.heap;
   return k;
 }
 

@@ -240,7 +240,17 @@ struct WorkloadSummary {
   const store::StoredMemoryProfile* memory = nullptr;
   std::vector<const store::PrecisionComparisonRecord*> precisions;
   std::vector<const store::StoredRun*> unsupported;  // precisions this CPU or LibTorch cannot run
+  std::map<std::string, const store::StoredTuneSession*> tuned;  // mode -> newest found tuning
 };
+
+// "infer 1.62x (dtype=bf16)": the headroom plumb tune found over the stock configuration.
+std::string tuning_text(const std::map<std::string, const store::StoredTuneSession*>& tuned) {
+  std::vector<std::string> parts;
+  for (const auto& [mode, t] : tuned)
+    parts.push_back(fmt::format("{} {:.2f}x ({})", mode, t->speedup,
+                                t->document["best"].value("setting", std::string())));
+  return parts.empty() ? "-" : join(parts, ", ");
+}
 
 std::string top_categories(const store::StoredProfile* p, size_t n) {
   if (p == nullptr || p->result.profile.ops.empty()) return "-";
@@ -398,6 +408,13 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     for (const auto& m : memories) by_workload[m.workload].memory = &m;
     for (const auto& c : comparisons)
       if (c.tag == tag) by_workload[c.workload].precisions.push_back(&c);
+    // Tuning is its own command (plumb tune): its newest finding per workload and mode, whatever
+    // its tag, when one exists.
+    const auto tunings = db->load_tune_sessions();
+    for (const auto& t : tunings)
+      if (t.found) by_workload[t.workload].tuned[t.mode] = &t;
+    const bool any_tuned =
+        std::any_of(tunings.begin(), tunings.end(), [](const auto& t) { return t.found; });
 
     nlohmann::ordered_json out;
     out["name"] = f->name;
@@ -408,8 +425,11 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     out["already_stored"] = items.size() - todo.size();
     out["failed"] = failed;
     out["workloads"] = nlohmann::ordered_json::array();
-    Table table({"workload", "train", "infer", "where time goes (infer)", "memory peak",
-                 "precisions (infer x fp32, error)"});
+    std::vector<std::string> header = {"workload",    "train",
+                                       "infer",       "where time goes (infer)",
+                                       "memory peak", "precisions (infer x fp32, error)"};
+    if (any_tuned) header.push_back("tuning headroom (plumb tune)");
+    Table table(header);
     const auto probes = db->load_probes();
     std::vector<std::string> findings;  // what bounds each profiled step, in words
     for (const Workload* w : chosen) {
@@ -475,6 +495,18 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       }
       for (const auto* r : s.unsupported) prec.push_back(r->dtype + " unsupported");
       cells.push_back(prec.empty() ? "-" : join(prec, ", "));
+      j["tuning"] = nlohmann::ordered_json::array();
+      for (const auto& [mode, t] : s.tuned)
+        j["tuning"].push_back({{"mode", mode},
+                               {"tune_id", t->id},
+                               {"batch", t->batch},
+                               {"threads", t->threads},
+                               {"speedup", json_number(t->speedup)},
+                               {"ci_low", json_number(t->speedup_low)},
+                               {"ci_high", json_number(t->speedup_high)},
+                               {"best", t->document["best"].value("setting", std::string())},
+                               {"command", t->best_command}});
+      if (any_tuned) cells.push_back(tuning_text(s.tuned));
       table.add_row(cells);
       out["workloads"].push_back(j);
     }

@@ -26,6 +26,7 @@ void add_precision_command(CLI::App& app, int& exit_code);
 void add_gemm_command(CLI::App& app, int& exit_code);          // GEMM shapes per precision
 void add_characterize_command(CLI::App& app, int& exit_code);  // the main job, resumable
 void add_serve_command(CLI::App& app, int& exit_code);         // inference under a latency bound
+void add_tune_command(CLI::App& app, int& exit_code);          // tuning headroom
 #ifdef PLUMB_WITH_GLOO
 void add_dist_command(CLI::App& app, int& exit_code);  // data-parallel training (c10d Gloo)
 #endif

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_gemm_command(app, exit_code);
   plumb::cli::add_characterize_command(app, exit_code);
   plumb::cli::add_serve_command(app, exit_code);
+  plumb::cli::add_tune_command(app, exit_code);
 #ifdef PLUMB_WITH_GLOO
   plumb::cli::add_dist_command(app, exit_code);
 #endif

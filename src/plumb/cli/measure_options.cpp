@@ -31,6 +31,14 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
       ->capture_default_str();
   cmd.add_option("--memory-format", f.memory_format, "contiguous or channels_last (NHWC)")
       ->capture_default_str();
+  cmd.add_option("--engine", f.engine,
+                 "Convolution/GEMM path: onednn (LibTorch's default) or native (its own "
+                 "convolutions and OpenBLAS; setUserEnabledMkldnn(false))")
+      ->capture_default_str();
+  cmd.add_option("--heap", f.heap,
+                 "Freed memory: keep (stays in the process, plumb's default) or return (glibc's "
+                 "fixed 128 KiB thresholds: large blocks mapped and unmapped each time)")
+      ->capture_default_str();
   cmd.add_option("--keep-fp32", o.keep_fp32,
                  "int8: module paths left in fp32, comma-separated (plumb precision --by layer "
                  "prints a plan)")
@@ -66,6 +74,8 @@ std::vector<run::RunOptions> make_options(const Workload& w, const Config& confi
                                           const MeasureFlags& f) {
   std::vector<run::RunOptions> out;
   const MemoryFormat format = parse_memory_format(f.memory_format);
+  const Engine engine = parse_engine(f.engine);
+  const HeapPolicy heap = parse_heap_policy(f.heap);
   for (Dtype dtype : parse_dtype_list(f.dtypes)) {
     run::RunOptions o = f.run;
     o.workload = w.info.name;
@@ -73,6 +83,8 @@ std::vector<run::RunOptions> make_options(const Workload& w, const Config& confi
     o.config = config;
     o.dtype = dtype;
     o.memory_format = format;
+    o.engine = engine;
+    o.heap = heap;
     run::validate_options(o);
     out.push_back(std::move(o));
   }

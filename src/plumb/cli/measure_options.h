@@ -17,6 +17,8 @@ struct MeasureFlags {
   std::string mode = "train";
   std::string dtypes = "fp32";  // --dtype: a comma-separated list, one run per entry
   std::string memory_format = "contiguous";
+  std::string engine = "onednn";
+  std::string heap = "keep";
   run::RunOptions run;
   std::string db = "plumb.db";
   std::string tag;

@@ -87,7 +87,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
   p.threads = o.threads;
   p.throughput_unit = workload.info.throughput_unit;
   run::RunResult r;  // collects warm-up samples, warnings and the failure status
-  run::keep_freed_memory_in_process(r.warnings);
+  run::apply_heap_policy(o.heap, r.warnings);
   OpObserver observer;
   run::with_model(workload, o, r, [&](run::StepLoop& loop) {
     p.units_per_step = loop.units();

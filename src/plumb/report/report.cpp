@@ -53,6 +53,7 @@ ReportData load_report_data(const store::ResultsStore& store) {
   d.precision = store.load_precision_comparisons();
   d.dist = store.load_dist_worlds();
   d.serve = store.load_serve_sessions();
+  d.tune = store.load_tune_sessions();
   d.fused_checks = store.load_fused_kernel_checks();
   {
     std::map<std::tuple<std::string, std::string, std::string>, int64_t> newest;
@@ -102,7 +103,7 @@ Page build_report(const ReportRequest& request) {
   for (auto section :
        {workloads_section(data), cross_workload_section(data), machine_section(data),
         throughput_section(data), precision_section(data), time_section(data), memory_section(data),
-        dist_section(data), serve_section(data), fusion_section(data)})
+        dist_section(data), serve_section(data), tune_section(data), fusion_section(data)})
     if (section) page.sections.push_back(std::move(*section));
   for (auto& s : sweep_sections(data, other ? &*other : nullptr))
     page.sections.push_back(std::move(s));

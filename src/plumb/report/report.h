@@ -30,6 +30,7 @@ struct ReportData {
   std::vector<store::PrecisionComparisonRecord> precision;  // plumb precision's findings
   std::vector<store::StoredDistWorld> dist;                 // plumb dist's worlds
   std::vector<store::StoredServeSession> serve;             // plumb serve's sessions
+  std::vector<store::StoredTuneSession> tune;               // plumb tune's sessions
   // Operator graphs of the newest successful profile per workload, mode and precision (by
   // profile id; profiles stored before graph capture have none), and the fused-kernel checks.
   std::map<int64_t, profile::StepGraph> graphs;
@@ -65,6 +66,8 @@ std::optional<Section> precision_section(const ReportData& data);
 std::optional<Section> dist_section(const ReportData& data);
 // plumb serve: tail latency over throughput with the bound, the rates found (report_serve.cpp).
 std::optional<Section> serve_section(const ReportData& data);
+// plumb tune: best over stock, what each change is worth, headroom (report_tune.cpp).
+std::optional<Section> tune_section(const ReportData& data);
 // Fusion opportunities mined from the stored graphs (report_fusion.cpp).
 std::optional<Section> fusion_section(const ReportData& data);
 // The similarity dendrogram per mode (part of the cross-workload section), for three or more

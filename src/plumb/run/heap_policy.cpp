@@ -50,4 +50,15 @@ void return_freed_memory_to_kernel() {
   malloc_trim(0);
 }
 
+void apply_heap_policy(HeapPolicy heap, std::vector<std::string>& warnings) {
+  if (heap == HeapPolicy::kKeep) {
+    keep_freed_memory_in_process(warnings);
+    return;
+  }
+  return_freed_memory_to_kernel();
+  warnings.push_back(
+      "--heap return: large freed blocks go back to the kernel and are mapped and zeroed again "
+      "when the next step allocates them");
+}
+
 }  // namespace plumb::run

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/execution_settings.h"
+
 namespace plumb::run {
 
 // Setting this variable (to anything but "0" or "") leaves glibc's defaults in place for a
@@ -26,5 +28,9 @@ void keep_freed_memory_in_process(std::vector<std::string>& warnings);
 // here on a large block is mapped for itself and unmapped when freed, and the heap's top is
 // trimmed, so the resident set follows the live bytes.
 void return_freed_memory_to_kernel();
+
+// The timing runner's entry point: keep_freed_memory_in_process for HeapPolicy::kKeep,
+// return_freed_memory_to_kernel for kReturn (which then stores a note saying so).
+void apply_heap_policy(HeapPolicy heap, std::vector<std::string>& warnings);
 
 }  // namespace plumb::run

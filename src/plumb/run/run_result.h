@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plumb/core/config.h"
+#include "plumb/core/execution_settings.h"
 #include "plumb/core/mode.h"
 #include "plumb/core/precision.h"
 #include "plumb/run/stats.h"
@@ -30,6 +31,8 @@ struct RunOptions {
   std::string device = "cpu";  // "cpu" or "cuda[:N]"
   Dtype dtype = Dtype::kFp32;  // applied by the runner to any workload (precision_session.h)
   MemoryFormat memory_format = MemoryFormat::kContiguous;
+  Engine engine = Engine::kOnednn;      // convolution / GEMM path (execution_settings.h)
+  HeapPolicy heap = HeapPolicy::kKeep;  // what malloc does with freed memory (heap_policy.h)
   // int8 only: module paths ("layer1.0.conv1") kept in fp32 (selective quantization).
   std::vector<std::string> keep_fp32;
   int embedding_bits = 8;  // int8 only: row-wise bits of quantized embedding bags (8 or 4)

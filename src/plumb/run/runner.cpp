@@ -115,6 +115,8 @@ std::string reproducer_command(const Workload& workload, const RunOptions& o) {
     parts.insert(parts.end(), {"--embedding-bits", std::to_string(o.embedding_bits)});
   if (o.memory_format != MemoryFormat::kContiguous)
     parts.insert(parts.end(), {"--memory-format", memory_format_name(o.memory_format)});
+  if (o.engine != Engine::kOnednn) parts.insert(parts.end(), {"--engine", engine_name(o.engine)});
+  if (o.heap != HeapPolicy::kKeep) parts.insert(parts.end(), {"--heap", heap_policy_name(o.heap)});
   parts.insert(parts.end(),
                {"--seed", std::to_string(o.seed), "--target-ci", fmt::format("{}", o.target_ci),
                 "--max-time", fmt::format("{}", o.max_time_s)});
@@ -156,7 +158,7 @@ RunResult run_workload(const Workload& workload, const RunOptions& o, const Prog
         "{} adds {:g} ms to every step: a testing aid (docs/compare.md), these timings are not "
         "the workload's",
         kInjectDelayVariable, 1000 * injected_delay_s));
-  keep_freed_memory_in_process(r.warnings);
+  apply_heap_policy(o.heap, r.warnings);
   with_model(workload, o, r, [&](StepLoop& loop) {
     loop.set_injected_delay(injected_delay_s);
     r.units_per_step = loop.units();

@@ -128,12 +128,51 @@ void warm_up(StepLoop& loop, const RunOptions& o, RunResult& r, const ProgressFn
                          seconds_since(start), r.steady_detected ? "steady" : "cap reached"));
 }
 
+void record_failure(std::exception_ptr failure, const RunOptions& o, RunResult& r) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const PrecisionUnsupported& e) {
+    r.status = RunStatus::kUnsupported;
+    r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), e.reason);
+  } catch (const NonFiniteLoss& e) {
+    r.status = RunStatus::kNanLoss;
+    r.message = fmt::format("{} became {} at iteration {}",
+                            o.mode == Mode::kTrain ? "loss" : "output", e.value, e.iteration);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    r.status = RunStatus::kOutOfMemory;
+    r.message = "out of memory (std::bad_alloc); try a smaller --batch";
+  } catch (const c10::Error& e) {
+    const std::string what = first_line(e.what_without_backtrace());
+    if (is_missing_kernel(what)) {
+      r.status = RunStatus::kUnsupported;
+      r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), what);
+      return;
+    }
+    r.status = is_out_of_memory(what) ? RunStatus::kOutOfMemory : RunStatus::kError;
+    r.message = r.status == RunStatus::kOutOfMemory ? what + "; try a smaller --batch" : what;
+  } catch (const std::exception& e) {
+    r.status = RunStatus::kError;
+    r.message = first_line(e.what());
+  }
+}
+
+EngineChoice::EngineChoice(Engine engine) : previous_(at::globalContext().userEnabledMkldnn()) {
+  at::globalContext().setUserEnabledMkldnn(engine == Engine::kOnednn);
+}
+
+EngineChoice::~EngineChoice() {
+  at::globalContext().setUserEnabledMkldnn(previous_);
+}
+
 void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
                 const std::function<void(StepLoop&)>& body, size_t batch_pool) {
   std::string thread_warning = apply_threads(o.threads);
   if (!thread_warning.empty()) r.warnings.push_back(thread_warning);
   torch::manual_seed(o.seed);
   const torch::Device device = parse_device(o.device);
+  const EngineChoice engine(o.engine);
   try {
     auto model = workload.build(o.config, device);
     // Before InferenceMode: converting parameters (fp16, channels_last) must not make them
@@ -161,30 +200,8 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
     r.precision_notes = precision.notes();
     r.quantized_layers = precision.quantized_layers();
     body(loop);
-  } catch (const PrecisionUnsupported& e) {
-    r.status = RunStatus::kUnsupported;
-    r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), e.reason);
-  } catch (const NonFiniteLoss& e) {
-    r.status = RunStatus::kNanLoss;
-    r.message = fmt::format("{} became {} at iteration {}",
-                            o.mode == Mode::kTrain ? "loss" : "output", e.value, e.iteration);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::bad_alloc&) {
-    r.status = RunStatus::kOutOfMemory;
-    r.message = "out of memory (std::bad_alloc); try a smaller --batch";
-  } catch (const c10::Error& e) {
-    const std::string what = first_line(e.what_without_backtrace());
-    if (is_missing_kernel(what)) {
-      r.status = RunStatus::kUnsupported;
-      r.message = fmt::format("unsupported in {}: {}", dtype_name(o.dtype), what);
-      return;
-    }
-    r.status = is_out_of_memory(what) ? RunStatus::kOutOfMemory : RunStatus::kError;
-    r.message = r.status == RunStatus::kOutOfMemory ? what + "; try a smaller --batch" : what;
-  } catch (const std::exception& e) {
-    r.status = RunStatus::kError;
-    r.message = first_line(e.what());
+  } catch (...) {
+    record_failure(std::current_exception(), o, r);
   }
 }
 

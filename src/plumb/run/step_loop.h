@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -87,8 +88,26 @@ struct NonFiniteLoss {
 void warm_up(StepLoop& loop, const RunOptions& options, RunResult& result,
              const ProgressFn& progress);
 
-// Builds the workload's model for `options` (seed, threads, device, mode state, precision and
-// memory format: precision_session.h), runs `body` with a step loop over it, and turns any
+// Maps a failure raised while building or stepping a model to result.status/message (a
+// precision without a kernel: unsupported; NaN: nan_loss; out of memory; anything else: error).
+// Rethrows UsageError, which is the user's input, not the workload.
+void record_failure(std::exception_ptr failure, const RunOptions& options, RunResult& result);
+
+// Selects LibTorch's convolution / GEMM path (Engine) for as long as it lives, and restores
+// the previous choice: the flag is process-wide, and a later measurement must not inherit it.
+class EngineChoice {
+ public:
+  explicit EngineChoice(Engine engine);
+  ~EngineChoice();
+  EngineChoice(const EngineChoice&) = delete;
+  EngineChoice& operator=(const EngineChoice&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Builds the workload's model for `options` (seed, threads, device, engine, mode state, precision
+// and memory format: precision_session.h), runs `body` with a step loop over it, and turns any
 // workload failure into result.status/message (UsageError still propagates: that is the
 // user's input, not the workload); a precision that cannot run gives status unsupported. The
 // loop holds `batch_pool` batches; result.precision_notes says what ran in which precision.

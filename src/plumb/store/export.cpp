@@ -24,6 +24,8 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["device"] = r.device;
   j["dtype"] = r.dtype;
   j["memory_format"] = r.memory_format;
+  j["engine"] = r.engine;
+  j["heap"] = r.heap;
   j["tag"] = r.tag;
   j["status"] = run::status_name(res.status);
   j["message"] = res.message;

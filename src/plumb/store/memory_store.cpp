@@ -116,6 +116,8 @@ nlohmann::ordered_json memory_profile_json(const StoredMemoryProfile& m) {
   j["device"] = m.device;
   j["dtype"] = m.dtype;
   j["memory_format"] = m.memory_format;
+  j["engine"] = m.engine;
+  j["heap"] = m.heap;
   j["tag"] = m.tag;
   j["group"] = m.group;
   j["status"] = run::status_name(r.status);

@@ -216,6 +216,8 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .text("device", options.device)
           .text("dtype", dtype_name(options.dtype))
           .text("memory_format", memory_format_name(options.memory_format))
+          .text("engine", engine_name(options.engine))
+          .text("heap", heap_policy_name(options.heap))
           .text("precision_json", strings_json(result.precision_notes))
           .text("tag", tag)
           .text("command", result.command)

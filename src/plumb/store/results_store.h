@@ -36,9 +36,10 @@ namespace plumb::store {
 // record's dtype and memory format, the run's precision notes, status 'unsupported', and the
 // precision_comparisons table; v8 adds dist_worlds; v9 adds profile_graphs (the data-flow graph
 // captured with a profile) and fused_kernel_checks; v10 adds serve_sessions, serve_measurements
-// and serve_queries (plumb serve). Older files are upgraded in place, in one
+// and serve_queries (plumb serve); v11 adds each record's engine and heap policy and
+// tune_sessions (plumb tune). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -51,6 +52,8 @@ struct StoredRecord {
   std::string device;
   std::string dtype = "fp32";  // precision and memory format it ran in (schema v7; fp32 before)
   std::string memory_format = "contiguous";
+  std::string engine = "onednn";  // execution settings (schema v11; onednn and keep before)
+  std::string heap = "keep";
   std::string tag;
   nlohmann::ordered_json config;  // resolved workload config
   platform::Environment environment;
@@ -165,6 +168,20 @@ struct StoredDistWorld {
   nlohmann::ordered_json document;  // the world's whole result (docs/dist.md)
 };
 
+// One `plumb tune` call (schema v11): the headline columns, and the whole report as `plumb tune
+// --json` prints it (docs/tuning.md). The stock and best runs are stored runs (ids in it).
+struct StoredTuneSession {
+  int64_t id = 0;
+  std::string started_at, workload, mode, tag;
+  int64_t batch = 0;
+  int threads = 0;
+  bool found = false;  // a best configuration within the bounds was found and measured
+  double speedup = 0, speedup_low = 0, speedup_high = 0;  // best over stock; NaN when not found
+  std::string best_command;
+  platform::Environment environment;
+  nlohmann::ordered_json document;
+};
+
 // One measurement of a `plumb serve` session (schema v10): a scenario served once, its summary;
 // the per-query times are loaded apart (load_serve_queries).
 struct StoredServeMeasurement {
@@ -274,6 +291,11 @@ class ResultsStore {
   // In id order, with their measurements; empty for a file from before v10 read unupgraded.
   std::vector<StoredServeSession> load_serve_sessions() const;
   std::vector<run::QueryTimes> load_serve_queries(int64_t measurement_id) const;
+
+  // Stores a tune session and sets its id; in id order when loaded (empty for a file from
+  // before v11 read without upgrading).
+  void save_tune_session(StoredTuneSession& session);
+  std::vector<StoredTuneSession> load_tune_sessions() const;
 
   // Stores one precision-vs-fp32 finding; both runs must be stored already. Returns its id.
   int64_t save_precision_comparison(const PrecisionComparisonRecord& record);

@@ -81,6 +81,8 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
       .text("device", options.device)
       .text("dtype", dtype_name(options.dtype))
       .text("memory_format", memory_format_name(options.memory_format))
+      .text("engine", engine_name(options.engine))
+      .text("heap", heap_policy_name(options.heap))
       .text("tag", tag)
       .text("command", pass.command)
       .text("status", run::status_name(pass.status))
@@ -97,11 +99,13 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.batch = st.getColumn("batch").getInt64();
   r.threads = st.getColumn("threads").getInt();
   r.device = st.getColumn("device").getString();
-  // A file read without upgrading (read-only open of an older schema) lacks the v7 columns.
+  // A file read without upgrading (read-only open of an older schema) lacks the v7 and v11 columns.
   for (int i = 0; i < st.getColumnCount(); ++i) {
     const std::string name = st.getColumnName(i);
     if (name == "dtype") r.dtype = st.getColumn(i).getString();
     if (name == "memory_format") r.memory_format = st.getColumn(i).getString();
+    if (name == "engine") r.engine = st.getColumn(i).getString();
+    if (name == "heap") r.heap = st.getColumn(i).getString();
   }
   r.tag = st.getColumn("tag").getString();
   r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());

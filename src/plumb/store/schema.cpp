@@ -392,6 +392,27 @@ CREATE TABLE IF NOT EXISTS serve_queries (
 CREATE INDEX IF NOT EXISTS serve_queries_by_measurement ON serve_queries (measurement_id);
 )sql";
 
+// v11: one row per `plumb tune` call; the stock and best configurations' steady-state runs are
+// ordinary runs (run ids in the document), and the whole report is kept as its JSON.
+constexpr const char* kTuneSql = R"sql(
+CREATE TABLE IF NOT EXISTS tune_sessions (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at     TEXT NOT NULL,
+  workload       TEXT NOT NULL,
+  mode           TEXT NOT NULL,
+  batch          INTEGER NOT NULL,
+  threads        INTEGER NOT NULL,
+  found          INTEGER NOT NULL,
+  speedup        REAL,
+  speedup_low    REAL,
+  speedup_high   REAL,
+  best_command   TEXT NOT NULL,
+  tag            TEXT NOT NULL,
+  environment_id INTEGER NOT NULL REFERENCES environments(id),
+  json           TEXT NOT NULL
+);
+)sql";
+
 // Every SQLite 3 file starts with these 16 bytes. Checked before SQLite sees the file, so a
 // file that is plainly something else is refused with a clear message without being handed
 // to SQLite at all (which would only report SQLITE_NOTADB on first read).
@@ -451,6 +472,18 @@ void add_precision_columns(SQLite::Database& db) {
     add(table, "memory_format", "TEXT NOT NULL DEFAULT 'contiguous'");
   }
   add("runs", "precision_json", "TEXT NOT NULL DEFAULT '[]'");
+}
+
+// Version 11: the convolution/GEMM engine and heap policy every record ran with (older records
+// ran LibTorch's default oneDNN path and plumb's keep policy: there was no other).
+void add_execution_columns(SQLite::Database& db) {
+  for (const char* table : {"runs", "profiles", "memory_profiles"}) {
+    if (!has_column(db, table, "engine"))
+      db.exec(
+          fmt::format("ALTER TABLE {} ADD COLUMN engine TEXT NOT NULL DEFAULT 'onednn'", table));
+    if (!has_column(db, table, "heap"))
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN heap TEXT NOT NULL DEFAULT 'keep'", table));
+  }
 }
 
 // SQLite cannot alter a CHECK constraint, so the table is rebuilt with the current status list
@@ -649,6 +682,8 @@ void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kDistSql));
   db.exec(kFusionSql);
   db.exec(with_statuses(kServeSql));
+  add_execution_columns(db);
+  db.exec(kTuneSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -671,6 +706,10 @@ void migrate_schema(SQLite::Database& db, int from) {
   if (from < 8) db.exec(with_statuses(kDistSql));
   if (from < 9) db.exec(kFusionSql);
   if (from < 10) db.exec(with_statuses(kServeSql));
+  if (from < 11) {
+    add_execution_columns(db);
+    db.exec(kTuneSql);
+  }
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

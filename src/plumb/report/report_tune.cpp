@@ -1,0 +1,146 @@
+// Report section "Tuning headroom", from the sessions `plumb tune` stored: per workload, the
+// speedup of the best configuration over stock with its interval, what each change the search
+// made is worth (taken back from the best, one at a time), and how much of its precision's roof
+// the best reaches, with the reproducer line of the best.
+#include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "plumb/report/report.h"
+#include "plumb/report/vega_lite.h"
+
+namespace plumb::report {
+namespace {
+
+using vl::json;
+
+std::string label(const store::StoredTuneSession& s) {
+  return fmt::format("{} {} b{} t{}{}", s.workload, s.mode, s.batch, s.threads,
+                     s.tag.empty() ? "" : " [" + s.tag + "]");
+}
+
+double number_or_nan(const json& v) {
+  return v.is_number() ? v.get<double>() : NAN;
+}
+
+Chart speedup_chart(const std::vector<store::StoredTuneSession>& sessions) {
+  json values = json::array();
+  for (const auto& s : sessions)
+    values.push_back({{"setting", label(s)},
+                      {"best", s.document["best"].value("setting", "")},
+                      {"speedup", s.speedup},
+                      {"low", s.speedup_low},
+                      {"high", s.speedup_high}});
+  json spec = vl::spec(values, 560, 24 * static_cast<int>(sessions.size()) + 40);
+  const json y = vl::field("setting", "nominal", "workload, mode, batch, threads");
+  spec["layer"] = json::array(
+      {{{"mark", {{"type", "bar"}, {"tooltip", true}}},
+        {"encoding",
+         {{"y", y},
+          {"x", vl::log_field("speedup", "best over stock (log scale)")},
+          {"tooltip",
+           json::array({vl::tip("setting", "setting"), vl::tip("best", "best"),
+                        vl::tip("speedup", "speedup", ".2f"), vl::tip("low", "interval low", ".2f"),
+                        vl::tip("high", "interval high", ".2f")})}}}},
+       {{"mark", {{"type", "rule"}, {"color", "black"}}},
+        {"encoding",
+         {{"y", y},
+          {"x", {{"field", "low"}, {"type", "quantitative"}}},
+          {"x2", {{"field", "high"}}}}}}});
+  return {"Best configuration over stock",
+          "Each bar: the throughput of the best configuration the search found over the stock "
+          "configuration's, both measured to steady state in alternating runs; the line is plumb "
+          "compare's interval of the ratio.",
+          spec};
+}
+
+Chart contribution_chart(const std::vector<store::StoredTuneSession>& sessions) {
+  json values = json::array();
+  for (const auto& s : sessions)
+    for (const auto& c : s.document.value("contributions", json::array())) {
+      const double removed = number_or_nan(c.value("removed_from_best", json()));
+      if (!std::isfinite(removed) || !(removed > 0)) continue;
+      values.push_back(
+          {{"setting", label(s)},
+           {"change", fmt::format("{}: {} -> {}", c["factor"].get<std::string>(),
+                                  c["stock"].get<std::string>(), c["best"].get<std::string>())},
+           {"worth", 1 / removed}});
+    }
+  json spec = vl::spec(values, 560, 320);
+  spec["mark"] = {{"type", "bar"}, {"tooltip", true}};
+  spec["encoding"] = {
+      {"y", vl::field("setting", "nominal", "workload, mode, batch, threads")},
+      {"x",
+       vl::field("worth", "quantitative", "best's throughput over the best without this change")},
+      {"color", vl::field("change", "nominal", "change")},
+      {"yOffset", {{"field", "change"}}},
+      {"tooltip", json::array({vl::tip("setting", "setting"), vl::tip("change", "change"),
+                               vl::tip("worth", "worth", ".2f")})}};
+  return {"What each change is worth",
+          "For each setting the search changed from stock: the best configuration's throughput "
+          "over the same configuration with that one setting taken back (short trials side by "
+          "side). Above 1: the best needs it; about 1: it made no difference (such changes are "
+          "reverted to stock before the final measurement).",
+          spec};
+}
+
+}  // namespace
+
+std::optional<Section> tune_section(const ReportData& d) {
+  if (d.tune.empty()) return std::nullopt;
+  Section s{"tune",
+            "Tuning headroom",
+            "From plumb tune: how much faster each workload runs than its stock configuration with "
+            "settings that keep what it computes (threads, precision within an output-error "
+            "budget, memory format, convolution engine, heap policy, batch within a latency "
+            "bound), found by successive halving and measured to steady state (docs/tuning.md).",
+            {}};
+  const auto newest = newest_per_key(d.tune, [](const auto& x) {
+    return std::make_tuple(x.workload, x.mode, x.batch, x.threads, x.tag);
+  });
+  std::vector<store::StoredTuneSession> found;
+  for (const auto& x : newest)
+    if (x.found) found.push_back(x);
+  if (!found.empty()) {
+    s.blocks.push_back(speedup_chart(found));
+    s.blocks.push_back(contribution_chart(found));
+  }
+  Table t{"Every stored tuning",
+          {"workload", "mode", "batch", "threads", "stock", "best", "speedup", "contributed most",
+           "best vs its roof", "reproducer"},
+          {},
+          "Stock and best: throughput (mean of the final runs). Speedup: best over stock with its "
+          "95% interval. Contributed most: the change whose removal costs the best the most. "
+          "Best vs its roof: achieved FLOP/s over the probe's peak for the best's precision."};
+  for (const auto& x : d.tune) {
+    const json& doc = x.document;
+    const std::string unit = doc.value("unit", "");
+    if (!x.found) {
+      const Cell none{"-"};
+      t.rows.push_back({x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
+                        none, none, none, none, none,
+                        doc.value("message", std::string("not found"))});
+      continue;
+    }
+    const double stock = number_or_nan(doc["stock"]["throughput"]);
+    const double best = number_or_nan(doc["best"]["throughput"]);
+    const json& headroom = doc.value("headroom", json::object());
+    std::string roof = "-";
+    if (headroom.contains("best") && headroom["best"]["roof_fraction"].is_number())
+      roof = fmt::format("{:.0f}% of {}", 100 * headroom["best"]["roof_fraction"].get<double>(),
+                         headroom["best"]["dtype"].get<std::string>());
+    t.rows.push_back({x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
+                      number_cell(stock, vl::number_text(stock) + " " + unit),
+                      number_cell(best, fmt::format("{} {} ({})", vl::number_text(best), unit,
+                                                    doc["best"].value("setting", ""))),
+                      number_cell(x.speedup, fmt::format("{:.2f}x [{:.2f}, {:.2f}]", x.speedup,
+                                                         x.speedup_low, x.speedup_high)),
+                      doc["most"].is_string() ? doc["most"].get<std::string>() : "-", roof,
+                      x.best_command});
+  }
+  s.blocks.push_back(std::move(t));
+  return s;
+}
+
+}  // namespace plumb::report

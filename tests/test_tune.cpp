@@ -1,0 +1,276 @@
+// The tuning search of plumb tune without a real workload: the space (every combination, stock
+// first), successive halving on synthetic throughputs (it finds the best point with far fewer
+// trials than the grid, keeps to its budget, drops failed and over-bound points), the
+// contribution points, and the run-layer space (which factors exist, what a point runs) and
+// execution settings (engine and heap: parsed, applied, restored, in the reproducer line).
+#include <gtest/gtest.h>
+
+#include <ATen/Context.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "plumb/analysis/tune_search.h"
+#include "plumb/core/errors.h"
+#include "plumb/core/execution_settings.h"
+#include "plumb/run/runner.h"
+#include "plumb/run/step_loop.h"
+#include "plumb/run/tune_trials.h"
+#include "plumb/workloads/all_workloads.h"
+
+namespace plumb::analysis {
+namespace {
+
+std::vector<TuneFactor> three_factors() {
+  return {
+      {"threads", {"2", "1"}}, {"dtype", {"fp32", "bf16", "int8"}}, {"heap", {"keep", "return"}}};
+}
+
+// Throughput of a point: a product of per-factor effects, so the best point is known.
+double synthetic_throughput(const TunePoint& p) {
+  static const std::vector<std::vector<double>> effect = {
+      {1.0, 0.55}, {1.0, 2.5, 4.0}, {1.0, 0.97}};
+  double t = 100;
+  for (size_t f = 0; f < p.size(); ++f) t *= effect[f][p[f]];
+  return t;
+}
+
+// Measures with the synthetic throughputs; each trial "takes" steps x 0.1 s plus 1 s to build.
+struct FakeMeasure {
+  size_t trials = 0;
+  std::set<TunePoint> failing;
+  std::vector<std::vector<TunePoint>> calls;
+  std::vector<TrialOutcome> operator()(const std::vector<TunePoint>& points, size_t steps) {
+    calls.push_back(points);
+    std::vector<TrialOutcome> out;
+    for (const auto& p : points) {
+      ++trials;
+      TrialOutcome o;
+      o.ok = failing.count(p) == 0;
+      if (!o.ok) o.message = "unsupported in int8: no kernel";
+      o.throughput = o.ok ? synthetic_throughput(p) : 0;
+      o.step_s = o.ok ? 8.0 / o.throughput : 0;  // batch 8
+      o.steps = steps;
+      o.seconds = 1 + 0.1 * static_cast<double>(steps);
+      out.push_back(o);
+    }
+    return out;
+  }
+};
+
+TEST(TuneSpace, AllPointsIsTheWholeProductWithStockFirst) {
+  const auto factors = three_factors();
+  const auto points = all_points(factors);
+  EXPECT_EQ(points.size(), 2u * 3u * 2u);
+  EXPECT_EQ(points.front(), TunePoint({0, 0, 0}));
+  EXPECT_EQ(std::set<TunePoint>(points.begin(), points.end()).size(), points.size());
+  EXPECT_EQ(point_text(factors, points.front()), "stock");
+  EXPECT_EQ(point_text(factors, {1, 2, 0}), "threads=1 dtype=int8");
+  EXPECT_EQ(all_points({}).size(), 1u);  // nothing to vary: stock alone
+}
+
+TEST(TuneSearch, SuccessiveHalvingFindsTheBestWithFewerTrialsThanTheGrid) {
+  const auto points = all_points(three_factors());
+  FakeMeasure fake;
+  HalvingOptions o;
+  o.budget_s = 1000;
+  const auto r = successive_halving(points, std::ref(fake), o);
+  ASSERT_FALSE(r.ranking.empty());
+  EXPECT_EQ(points[r.ranking.front()], TunePoint({0, 2, 0}));  // 2 threads, int8, keep
+  // 12 points, then ceil(12/3) = 4, then 2 (ceil(4/3)), then 1: four rungs.
+  ASSERT_EQ(r.rungs.size(), 4u);
+  EXPECT_EQ(r.rungs[0].points.size(), 12u);
+  EXPECT_EQ(r.rungs[1].points.size(), 4u);
+  EXPECT_EQ(r.rungs[1].steps, 9u);  // eta x the first rung's 3 steps
+  EXPECT_EQ(r.rungs[2].points.size(), 2u);
+  EXPECT_EQ(r.trials, 12u + 4u + 2u + 1u);
+  // The time the trials report, summed.
+  double seconds = 0;
+  for (const auto& rung : r.rungs) seconds += rung.seconds;
+  EXPECT_DOUBLE_EQ(r.seconds, seconds);
+  // The survivors of a rung are the previous rung's fastest.
+  for (size_t p : r.rungs[1].points) EXPECT_GE(synthetic_throughput(points[p]), 100 * 2.5 * 0.97);
+}
+
+TEST(TuneSearch, AFullRungThatDoesNotFitTheBudgetIsNotStarted) {
+  const auto points = all_points(three_factors());
+  FakeMeasure fake;
+  HalvingOptions o;
+  o.budget_s = 20;  // rung 0 takes 12 x 1.3 = 15.6 s; rung 1 is projected at 4 x 3.9 s
+  const auto r = successive_halving(points, std::ref(fake), o);
+  ASSERT_EQ(r.rungs.size(), 1u);
+  EXPECT_NE(r.stop_reason.find("budget"), std::string::npos) << r.stop_reason;
+  EXPECT_LE(r.seconds, 20);
+  // The ranking is rung 0's, fastest first.
+  ASSERT_EQ(r.ranking.size(), 12u);
+  EXPECT_EQ(points[r.ranking.front()], TunePoint({0, 2, 0}));
+  for (size_t i = 1; i < r.ranking.size(); ++i)
+    EXPECT_GE(synthetic_throughput(points[r.ranking[i - 1]]),
+              synthetic_throughput(points[r.ranking[i]]));
+}
+
+TEST(TuneSearch, FailedAndOverBoundPointsLeaveTheSearch) {
+  const auto factors = three_factors();
+  const auto points = all_points(factors);
+  FakeMeasure fake;
+  for (const auto& p : points)
+    if (p[1] == 2) fake.failing.insert(p);  // int8 has no kernel here
+  HalvingOptions o;
+  // Step time = 8 / throughput: bf16 at 2 threads with keep steps 0.032 s; with the bound at
+  // 0.035 s only 2-thread bf16 points (keep 0.032 s, return 0.033 s) are within it.
+  o.latency_bound_s = 0.035;
+  const auto r = successive_halving(points, std::ref(fake), o);
+  ASSERT_FALSE(r.ranking.empty());
+  for (size_t p : r.ranking) {
+    EXPECT_NE(points[p][1], 2u);
+    EXPECT_LE(8.0 / synthetic_throughput(points[p]), 0.035);
+  }
+  EXPECT_EQ(points[r.ranking.front()], TunePoint({0, 1, 0}));
+  EXPECT_EQ(latest_outcome(r, r.ranking.front())->throughput,
+            synthetic_throughput(points[r.ranking.front()]));
+}
+
+TEST(TuneSearch, NothingWithinTheBoundGivesNoRankingAndTheQuickestPoint) {
+  const auto points = all_points(three_factors());
+  FakeMeasure fake;
+  for (const auto& p : points)
+    if (p[1] == 2) fake.failing.insert(p);
+  HalvingOptions o;
+  o.latency_bound_s = 1e-6;
+  const auto r = successive_halving(points, std::ref(fake), o);
+  EXPECT_TRUE(r.ranking.empty());
+  EXPECT_EQ(r.rungs.size(), 1u);
+  // The closest to the bound among those that ran: the fastest that did not fail (bf16).
+  const size_t quickest = quickest_point(r, points.size());
+  ASSERT_LT(quickest, points.size());
+  EXPECT_EQ(points[quickest], TunePoint({0, 1, 0}));
+}
+
+TEST(TuneSearch, BadOptionsAreUsageErrors) {
+  const auto points = all_points(three_factors());
+  FakeMeasure fake;
+  HalvingOptions o;
+  o.eta = 1;
+  EXPECT_THROW(successive_halving(points, std::ref(fake), o), UsageError);
+  o = HalvingOptions{};
+  o.budget_s = 0;
+  EXPECT_THROW(successive_halving(points, std::ref(fake), o), UsageError);
+  EXPECT_EQ(fake.trials, 0u);
+}
+
+TEST(TuneSearch, ContributionPointsChangeOneFactorEachWay) {
+  const TunePoint stock = {0, 0, 0};
+  const TunePoint best = {0, 2, 1};
+  const auto points = contribution_points(stock, best);
+  ASSERT_EQ(points.size(), 4u);  // two differing factors, each alone and each removed
+  std::map<std::pair<size_t, bool>, TunePoint> by;
+  for (const auto& p : points) by[{p.factor, p.from_stock}] = p.point;
+  EXPECT_EQ(by.at({1, true}), TunePoint({0, 2, 0}));
+  EXPECT_EQ(by.at({1, false}), TunePoint({0, 0, 1}));
+  EXPECT_EQ(by.at({2, true}), TunePoint({0, 0, 1}));
+  EXPECT_EQ(by.at({2, false}), TunePoint({0, 2, 0}));
+  EXPECT_TRUE(contribution_points(stock, stock).empty());
+}
+
+}  // namespace
+}  // namespace plumb::analysis
+
+namespace plumb::run {
+namespace {
+
+RunOptions stock_options() {
+  const auto& w = workloads::default_registry().get("autoenc");
+  RunOptions o;
+  o.workload = "autoenc";
+  o.mode = Mode::kInfer;
+  o.config = w.default_config();
+  o.config.set_int("batch", 8);
+  o.threads = 4;
+  return o;
+}
+
+std::vector<std::string> factor_names(const TuneSpace& s) {
+  std::vector<std::string> names;
+  for (const auto& f : s.factors) names.push_back(f.name);
+  return names;
+}
+
+TEST(TuneSpace, FactorsFollowTheRequestAndSayWhatIsNotSearched) {
+  TuneSpaceRequest request;
+  request.dtypes = {Dtype::kFp32, Dtype::kBf16, Dtype::kInt8};
+  const TuneSpace plain = make_tune_space(stock_options(), request);
+  EXPECT_EQ(factor_names(plain), (std::vector<std::string>{"threads", "dtype", "engine", "heap"}));
+  EXPECT_EQ(plain.factors[0].values, (std::vector<std::string>{"4", "2", "1"}));
+  EXPECT_EQ(plain.factors[1].values, (std::vector<std::string>{"fp32", "bf16", "int8"}));
+  const auto said = [](const TuneSpace& s, const std::string& prefix) {
+    for (const auto& line : s.not_searched)
+      if (line.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  EXPECT_TRUE(said(plain, "memory_format:"));
+  EXPECT_TRUE(said(plain, "batch:"));
+  EXPECT_TRUE(said(plain, "inter-op threads:"));
+  EXPECT_TRUE(said(plain, "graph-level options:"));
+
+  request.has_convolutions = true;
+  request.batches = {1, 2, 4, 8, 16, 32};
+  const TuneSpace wide = make_tune_space(stock_options(), request);
+  EXPECT_EQ(factor_names(wide), (std::vector<std::string>{"threads", "dtype", "memory_format",
+                                                          "engine", "heap", "batch"}));
+  EXPECT_EQ(wide.factors.back().values.front(), "8");  // stock's batch first
+  EXPECT_EQ(wide.factors.back().values.size(), 6u);
+  EXPECT_FALSE(said(wide, "memory_format:"));
+}
+
+TEST(TuneSpace, APointRunsWhatItNames) {
+  TuneSpaceRequest request;
+  request.dtypes = {Dtype::kBf16};
+  request.has_convolutions = true;
+  request.batches = {4, 16};
+  const TuneSpace space = make_tune_space(stock_options(), request);
+  EXPECT_EQ(options_at(space, analysis::TunePoint(space.factors.size(), 0)).dtype, Dtype::kFp32);
+  // threads=1 (index 2), bf16, channels_last, native, return, batch 16 (index 2).
+  const RunOptions o = options_at(space, {2, 1, 1, 1, 1, 2});
+  EXPECT_EQ(o.threads, 1);
+  EXPECT_EQ(o.dtype, Dtype::kBf16);
+  EXPECT_EQ(o.memory_format, MemoryFormat::kChannelsLast);
+  EXPECT_EQ(o.engine, Engine::kNative);
+  EXPECT_EQ(o.heap, HeapPolicy::kReturn);
+  EXPECT_EQ(o.config.get_int("batch"), 16);
+  // The reproducer line of that point carries every setting that differs from the defaults.
+  const auto& w = workloads::default_registry().get("autoenc");
+  const std::string line = reproducer_command(w, o);
+  for (const char* flag : {"--threads 1", "--dtype bf16", "--memory-format channels_last",
+                           "--engine native", "--heap return", "--batch 16"})
+    EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
+  const std::string stock_line = reproducer_command(w, stock_options());
+  EXPECT_EQ(stock_line.find("--engine"), std::string::npos) << stock_line;
+  EXPECT_EQ(stock_line.find("--heap"), std::string::npos) << stock_line;
+}
+
+TEST(ExecutionSettings, ParseNamesAndRefuseUnknownValues) {
+  EXPECT_EQ(parse_engine("native"), Engine::kNative);
+  EXPECT_STREQ(engine_name(parse_engine("onednn")), "onednn");
+  EXPECT_EQ(parse_heap_policy("return"), HeapPolicy::kReturn);
+  EXPECT_STREQ(heap_policy_name(parse_heap_policy("keep")), "keep");
+  EXPECT_THROW(parse_engine("mkl"), UsageError);
+  EXPECT_THROW(parse_heap_policy("jemalloc"), UsageError);
+}
+
+TEST(ExecutionSettings, EngineChoiceSelectsThePathAndRestoresIt) {
+  const bool before = at::globalContext().userEnabledMkldnn();
+  {
+    const EngineChoice native(Engine::kNative);
+    EXPECT_FALSE(at::globalContext().userEnabledMkldnn());
+    {
+      const EngineChoice onednn(Engine::kOnednn);
+      EXPECT_TRUE(at::globalContext().userEnabledMkldnn());
+    }
+    EXPECT_FALSE(at::globalContext().userEnabledMkldnn());
+  }
+  EXPECT_EQ(at::globalContext().userEnabledMkldnn(), before);
+}
+
+}  // namespace
+}  // namespace plumb::run
