@@ -296,6 +296,53 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
   for (int64_t batch : {1, 2, 4})
     db->save_memory_profile(report_options("cnn", Mode::kTrain, batch, 2), report_memory(batch),
                             env, "cnn-memory");
+  // plumb tune: the cnn's inference tuned to bf16 channels_last (2.2x), with the two changes'
+  // worth, and a tuning whose latency bound nothing met.
+  {
+    store::StoredTuneSession t;
+    t.started_at = "2026-01-01T00:00:00Z";
+    t.workload = "cnn";
+    t.mode = "infer";
+    t.batch = 8;
+    t.threads = 2;
+    t.tag = tag;
+    t.found = true;
+    t.speedup = 2.2 / slowdown;
+    t.speedup_low = 2.1 / slowdown;
+    t.speedup_high = 2.3 / slowdown;
+    t.best_command = "plumb run cnn --mode infer --batch 8 --threads 2 --dtype bf16";
+    t.environment = env;
+    t.document = {
+        {"unit", "images/s"},
+        {"stock", {{"setting", "stock"}, {"throughput", 19.0 / slowdown}}},
+        {"best", {{"setting", "dtype=bf16 memory_format=channels_last"}, {"throughput", 42.0}}},
+        {"contributions",
+         {{{"factor", "dtype"},
+           {"stock", "fp32"},
+           {"best", "bf16"},
+           {"alone_from_stock", 1.8},
+           {"removed_from_best", 0.5},
+           {"reverted", false}},
+          {{"factor", "memory_format"},
+           {"stock", "contiguous"},
+           {"best", "channels_last"},
+           {"alone_from_stock", 1.1},
+           {"removed_from_best", 0.79},
+           {"reverted", false}}}},
+        {"most", "dtype"},
+        {"headroom", {{"best", {{"dtype", "bf16"}, {"roof_fraction", 0.74}}}}}};
+    db->save_tune_session(t);
+    store::StoredTuneSession none = t;
+    none.workload = "rnn";
+    none.found = false;
+    none.speedup = none.speedup_low = none.speedup_high = std::nan("");
+    none.best_command = "";
+    none.document = {{"unit", "tokens/s"},
+                     {"message",
+                      "no configuration meets --latency-bound 1 ms; the closest is "
+                      "threads=1 at a mean step of 3.10 ms"}};
+    db->save_tune_session(none);
+  }
   // A 3 x 3 sweep over nodes and batch of an FC model, one point out of memory.
   const int64_t sweep = db->register_sweep("fc-grid", "paradnn_fc", R"({"grid":"fixture"})", 9);
   int64_t index = 0;

@@ -28,9 +28,11 @@ TEST_F(Cli, TuneReportsStockBestSpeedupContributionsAndAReproducer) {
   const auto& errors = j.at("precision_errors");
   ASSERT_EQ(errors.size(), 4u);
   EXPECT_EQ(errors.at(0).at("dtype"), "fp32");
-  EXPECT_EQ(errors.at(0).at("relative_l2").get<double>(), 0.0);
-  for (const auto& e : errors)
-    EXPECT_TRUE(e.at("relative_l2").is_number() || e.contains("note")) << e.dump();
+  EXPECT_EQ(errors.at(0).at("error").get<double>(), 0.0);
+  for (const auto& e : errors) {
+    EXPECT_TRUE(e.at("error").is_number() || e.contains("note")) << e.dump();
+    EXPECT_EQ(e.at("measure"), "relative_l2");  // the autoencoder's outputs are images
+  }
   // The space: no convolutions, so no memory format; what is not searched says why.
   std::vector<std::string> factors;
   for (const auto& f : j.at("space").at("factors")) factors.push_back(f.at("name"));
@@ -91,6 +93,25 @@ TEST_F(Cli, TuneReportsStockBestSpeedupContributionsAndAReproducer) {
   const auto& ran = run.is_array() ? run.at(0) : run;
   for (const char* key : {"threads", "dtype", "memory_format", "engine", "heap", "batch"})
     EXPECT_EQ(ran.at(key).dump(), best_options.at(key).dump()) << key;
+
+  // The report draws the tuning, with the reproducer.
+  const std::string html = (dir_ / "r.html").string();
+  ASSERT_EQ(plumb("report --db " + db() + " -o " + html).code, 0);
+  const std::string page = slurp(html);
+  EXPECT_NE(page.find("Tuning headroom"), std::string::npos);
+  EXPECT_NE(page.find("Best configuration over stock"), std::string::npos);
+  EXPECT_NE(page.find(j.at("best").at("command").get<std::string>()), std::string::npos);
+  // characterize shows the headroom of a workload that has a tuning.
+  const auto c = plumb(
+      "characterize autoenc --quick --size tiny --dtypes int8 --threads 1 --json "
+      "--db " +
+      db());
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto tuning = nlohmann::json::parse(c.out).at("workloads").at(0).at("tuning");
+  ASSERT_EQ(tuning.size(), 1u);
+  EXPECT_EQ(tuning.at(0).at("mode"), "infer");
+  EXPECT_EQ(tuning.at(0).at("tune_id"), j.at("id"));
+  EXPECT_DOUBLE_EQ(tuning.at(0).at("speedup").get<double>(), speedup.at("ratio").get<double>());
 }
 
 TEST_F(Cli, TuneWithABoundNothingMeetsSaysSoReportsTheClosestAndKeepsTheStore) {

@@ -103,8 +103,9 @@ TEST_F(Report, EverySectionWithDataAppears) {
   const auto page = fixture_page(dir_);
   std::vector<std::string> ids;
   for (const auto& s : page.sections) ids.push_back(s.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"workloads", "across", "machine", "throughput",
-                                           "precision", "time", "memory", "dist", "sweep-1"}));
+  EXPECT_EQ(ids,
+            (std::vector<std::string>{"workloads", "across", "machine", "throughput", "precision",
+                                      "time", "memory", "dist", "tune", "sweep-1"}));
   std::vector<std::string> titles;
   for (const auto* c : charts_of(page)) titles.push_back(c->title);
   for (const std::string expected :
@@ -117,7 +118,8 @@ TEST_F(Report, EverySectionWithDataAppears) {
         "Workload similarity (train): dendrogram of operator-category time shares",
         "Memory vs batch size", "Speed of each precision against fp32",
         "Data-parallel throughput over workers", "Where a data-parallel step goes",
-        "What each precision buys and costs"})
+        "What each precision buys and costs", "Best configuration over stock",
+        "What each change is worth"})
     EXPECT_NE(std::find(titles.begin(), titles.end(), expected), titles.end()) << expected;
   // The sweep: a heat map of each metric with the failed point as an empty cell.
   const auto heat = std::find_if(titles.begin(), titles.end(), [](const std::string& t) {

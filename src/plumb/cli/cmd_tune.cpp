@@ -62,7 +62,10 @@ constexpr size_t kErrorBatches = 2;
 struct PrecisionCheck {
   Dtype dtype = Dtype::kFp32;
   bool measured = false;
-  double error = std::numeric_limits<double>::quiet_NaN();  // relative L2 against fp32
+  // Against fp32: relative L2 of floating outputs; for token outputs (decoders) the share of
+  // tokens that differ, since the distance between two token ids means nothing.
+  double error = std::numeric_limits<double>::quiet_NaN();
+  std::string measure = "relative_l2";
   bool allowed = false;
   std::string note;
 };
@@ -102,7 +105,10 @@ std::vector<PrecisionCheck> check_precisions(const Workload& w, const run::RunOp
         c.note = capture.message;
       } else {
         c.measured = true;
-        c.error = run::compare_outputs(reference.outputs, capture.outputs).relative_l2;
+        const auto e = run::compare_outputs(reference.outputs, capture.outputs);
+        const bool tokens = e.agreement_kind == "token";
+        c.measure = tokens ? "token_mismatch" : "relative_l2";
+        c.error = tokens ? 1 - e.agreement : e.relative_l2;
       }
     }
     if (stock.mode == Mode::kTrain && d == Dtype::kInt8) {
@@ -111,11 +117,11 @@ std::vector<PrecisionCheck> check_precisions(const Workload& w, const run::RunOp
     }
     c.allowed = c.measured && c.error <= max_error;
     if (c.measured && !c.allowed)
-      c.note = fmt::format("relative L2 error {:.2e} exceeds --max-error {:g}", c.error, max_error);
-    progress_line(fmt::format(
-        "{:<5} {}", dtype_name(d),
-        c.measured ? fmt::format("relative L2 {:.2e}{}", c.error, c.allowed ? "" : " (over budget)")
-                   : c.note));
+      c.note = fmt::format("{} {:.2e} exceeds --max-error {:g}", c.measure, c.error, max_error);
+    progress_line(fmt::format("{:<5} {}", dtype_name(d),
+                              c.measured ? fmt::format("{} {:.2e}{}", c.measure, c.error,
+                                                       c.allowed ? "" : " (over budget)")
+                                         : c.note));
     out.push_back(std::move(c));
   }
   return out;
@@ -229,8 +235,17 @@ Contributions contributions(const Workload& w, const run::TuneSpace& space,
   const analysis::TunePoint stock(space.factors.size(), 0);
   const auto points = analysis::contribution_points(stock, best);
   if (points.empty()) return out;
+  // Each distinct point once (with one differing factor, "alone" is the best itself and
+  // "removed" is stock).
   std::vector<analysis::TunePoint> batch = {stock, best};
-  for (const auto& p : points) batch.push_back(p.point);
+  const auto index_of = [&](const analysis::TunePoint& p) {
+    const auto found = std::find(batch.begin(), batch.end(), p);
+    if (found != batch.end()) return static_cast<size_t>(found - batch.begin());
+    batch.push_back(p);
+    return batch.size() - 1;
+  };
+  std::vector<size_t> measured_as;
+  for (const auto& p : points) measured_as.push_back(index_of(p.point));
   std::cerr << fmt::format("contributions: {} trials of {} steps ...\n", batch.size(), steps);
   run::TrialRunner trials(w, space, progress_line);
   const auto outcomes = trials(batch, steps);
@@ -246,7 +261,7 @@ Contributions contributions(const Workload& w, const run::TuneSpace& space,
     c["best"] = space.factors[f].values[best[f]];
     for (size_t i = 0; i < points.size(); ++i) {
       if (points[i].factor != f) continue;
-      const auto& o = outcomes[i + 2];
+      const auto& o = outcomes[measured_as[i]];
       const double ratio =
           o.ok ? o.throughput / (points[i].from_stock ? stock_thr : best_thr) : nan;
       c[points[i].from_stock ? "alone_from_stock" : "removed_from_best"] = json_number(ratio);
@@ -318,7 +333,9 @@ void print_session(const store::StoredTuneSession& s) {
   for (const auto& p : d["precision_errors"])
     precisions.add_row(
         {p["dtype"].get<std::string>(),
-         p["relative_l2"].is_number() ? fmt::format("{:.2e}", p["relative_l2"].get<double>()) : "-",
+         p["error"].is_number()
+             ? fmt::format("{:.2e} ({})", p["error"].get<double>(), p["measure"].get<std::string>())
+             : "-",
          p["allowed"].get<bool>() ? "yes" : p.value("note", std::string("no"))});
   precisions.print(std::cout);
   if (!s.found) {
@@ -384,7 +401,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", f->budget, "Time the search may take, e.g. 5m or 300s")
       ->capture_default_str();
   cmd->add_option("--max-error", f->max_error,
-                  "Largest relative L2 output error against fp32 a precision may add")
+                  "Largest output error against fp32 a precision may add: relative L2 (the share "
+                  "of tokens that differ for token outputs)")
       ->capture_default_str();
   cmd->add_option("--dtypes", f->dtypes,
                   "Precisions the search may use (default: fp32,bf16,fp16,int8 in inference, "
@@ -403,8 +421,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     const double bound_s =
         f->latency_bound.empty() ? 0 : parse_duration_s("--latency-bound", f->latency_bound);
     if (!(f->max_error >= 0) || !std::isfinite(f->max_error))
-      throw UsageError(fmt::format(
-          "--max-error is a relative L2 error, 0 or more (0.02 = 2%), got {}", f->max_error));
+      throw UsageError(fmt::format("--max-error is an output error, 0 or more (0.02 = 2%), got {}",
+                                   f->max_error));
     if (f->replicates < 1) throw UsageError("--replicates must be at least 1");
     const Config config = resolve_config(w, f->overrides);
     const auto plan = make_options(w, config, mode, f->measure);
@@ -437,7 +455,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     for (const auto& c : checks) {
       json p;
       p["dtype"] = dtype_name(c.dtype);
-      p["relative_l2"] = c.measured ? json_number(c.error) : json();
+      p["error"] = c.measured ? json_number(c.error) : json();
+      p["measure"] = c.measure;
       p["allowed"] = c.allowed;
       if (!c.note.empty()) p["note"] = c.note;
       doc["precision_errors"].push_back(std::move(p));
@@ -477,12 +496,13 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       });
       doc["search"] = {{"trials", 0}, {"seconds", 0}, {"stop_reason", "not started"}};
       doc["space"] = {{"points", 0}};
-      finish(false,
-             fmt::format("no precision meets --max-error {:g}: the stock's {} is over it; the "
-                         "closest is {} ({}); raise --max-error or allow fp32 (--dtypes)",
-                         f->max_error, dtype_name(stock.dtype), dtype_name(closest->dtype),
-                         closest->measured ? fmt::format("relative L2 {:.2e}", closest->error)
-                                           : closest->note));
+      finish(
+          false,
+          fmt::format("no precision meets --max-error {:g}: the stock's {} is over it; the "
+                      "closest is {} ({}); raise --max-error or allow fp32 (--dtypes)",
+                      f->max_error, dtype_name(stock.dtype), dtype_name(closest->dtype),
+                      closest->measured ? fmt::format("{} {:.2e}", closest->measure, closest->error)
+                                        : closest->note));
       return;
     }
 
@@ -543,9 +563,12 @@ void add_tune_command(CLI::App& app, int& exit_code) {
 
     const analysis::TunePoint& searched_best = points[search.ranking.front()];
     const auto* lead = analysis::latest_outcome(search, search.ranking.front());
-    const size_t contribution_steps = std::clamp<size_t>(
-        static_cast<size_t>(std::lround(kContributionTrialS / lead->step_s)),
-        halving.first_steps * halving.eta, std::max<size_t>(search.rungs.back().steps, 1));
+    // About kContributionTrialS per trial, no more steps than the search's longest trials,
+    // and no fewer than its second rung's.
+    const size_t contribution_steps = std::max<size_t>(
+        halving.first_steps * halving.eta,
+        std::min<size_t>(static_cast<size_t>(std::lround(kContributionTrialS / lead->step_s)),
+                         search.rungs.back().steps));
     const Contributions parts = contributions(w, space, searched_best, contribution_steps);
     analysis::TunePoint best_point = searched_best;
     for (size_t factor : parts.unneeded) best_point[factor] = 0;
