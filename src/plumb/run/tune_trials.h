@@ -52,8 +52,8 @@ inline constexpr double kMinTrialStepS = 0.01;
 // its first timed step (it cannot come near the lead; its throughput is still recorded).
 inline constexpr double kTrialCutFactor = 4;
 // A trial whose first warm-up step alone takes this multiple of the fastest trial's time per
-// unit is not stepped further (LibTorch's bf16 convolutions without oneDNN: 20x slower here);
-// that step, one-time costs included, stands for its throughput.
+// unit is not stepped further (LibTorch's bf16 convolutions without oneDNN: 23-94x slower on
+// resnet50 here); that step, one-time costs included, stands for its throughput.
 inline constexpr double kWarmupCutFactor = 10;
 
 class TrialRunner {
