@@ -7,6 +7,7 @@
 
 #include <ATen/Context.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
@@ -247,6 +248,34 @@ TEST(TuneSpace, APointRunsWhatItNames) {
   const std::string stock_line = reproducer_command(w, stock_options());
   EXPECT_EQ(stock_line.find("--engine"), std::string::npos) << stock_line;
   EXPECT_EQ(stock_line.find("--heap"), std::string::npos) << stock_line;
+}
+
+TEST(TuneTrials, APastDeadlineMeasuresTheFirstTrialOnlyAndSaysWhyNotTheRest) {
+  RunOptions stock = stock_options();
+  stock.threads = 1;
+  stock.config.set_from_text("hidden", "16");
+  stock.config.set_from_text("latent", "4");
+  TuneSpaceRequest request;
+  request.dtypes = {Dtype::kBf16};
+  const TuneSpace space = make_tune_space(stock, request);  // dtype, engine, heap: 8 points
+  const auto points = analysis::all_points(space.factors);
+  ASSERT_EQ(points.size(), 8u);
+  const auto& w = workloads::default_registry().get("autoenc");
+  TrialRunner without_deadline(w, space);
+  const auto all = without_deadline(points, 3);
+  for (const auto& o : all) {
+    EXPECT_TRUE(o.ok) << o.message;
+    EXPECT_GE(o.steps, 1u);  // a trial far behind the fastest stops after one step
+    EXPECT_GT(o.throughput, 0);
+  }
+  TrialRunner late(w, space);
+  late.set_deadline(std::chrono::steady_clock::now());
+  const auto cut = late(points, 3);
+  EXPECT_TRUE(cut.front().ok) << cut.front().message;  // stock: a call always measures one
+  for (size_t i = 1; i < cut.size(); ++i) {
+    EXPECT_FALSE(cut[i].ok);
+    EXPECT_EQ(cut[i].message, kNotReached);
+  }
 }
 
 TEST(ExecutionSettings, ParseNamesAndRefuseUnknownValues) {

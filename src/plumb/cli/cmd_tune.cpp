@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -525,18 +526,29 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     std::cerr << fmt::format("searching {} configurations (successive halving, budget {:.0f} s)\n",
                              points.size(), budget_s);
     run::TrialRunner trials(w, space, progress_line);
+    trials.set_deadline(std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(budget_s)));
     const analysis::HalvingResult search = analysis::successive_halving(points, trials, halving);
+    size_t not_reached = 0;
+    for (const auto& outcome : search.rungs.front().outcomes)
+      not_reached += outcome.message == run::kNotReached ? 1 : 0;
     json rungs = json::array();
     for (const auto& rung : search.rungs)
       rungs.push_back(
           {{"steps", rung.steps}, {"points", rung.points.size()}, {"seconds", rung.seconds}});
-    doc["search"] = {{"method", "successive halving"},
-                     {"eta", halving.eta},
-                     {"first_steps", halving.first_steps},
-                     {"rungs", rungs},
-                     {"trials", search.trials},
-                     {"seconds", search.seconds},
-                     {"stop_reason", search.stop_reason}};
+    doc["search"] = {
+        {"method", "successive halving"},
+        {"eta", halving.eta},
+        {"first_steps", halving.first_steps},
+        {"rungs", rungs},
+        {"trials", search.trials},
+        {"seconds", search.seconds},
+        {"stop_reason", not_reached > 0 ? fmt::format("budget: spent in rung 0, {} of {} "
+                                                      "configurations not measured",
+                                                      not_reached, points.size())
+                                        : search.stop_reason},
+        {"not_measured", not_reached}};
 
     if (search.ranking.empty()) {
       const size_t closest = analysis::quickest_point(search, points.size());

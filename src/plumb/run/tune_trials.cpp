@@ -124,8 +124,23 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
     if (groups.find(key) == groups.end()) order.push_back(key);
     groups[key].push_back(i);
   }
+  size_t measured = 0;  // trials this call ran: the first always runs
+  const auto past_deadline = [&] {
+    return deadline_ && measured > 0 && Clock::now() >= *deadline_;
+  };
+  const auto not_reached = [&](size_t m) {
+    outcomes[m].ok = false;
+    outcomes[m].message = kNotReached;
+    if (progress_)
+      progress_(
+          fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]), kNotReached));
+  };
   for (const ModelKey& key : order) {
     const std::vector<size_t>& members = groups[key];
+    if (past_deadline()) {
+      for (size_t m : members) not_reached(m);
+      continue;
+    }
     const RunOptions first = options_at(space_, points[members.front()]);
     const auto build_start = Clock::now();
     RunResult group;
@@ -143,6 +158,11 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
         analysis::TrialOutcome& out = outcomes[m];
         const auto start = Clock::now();
         RunResult member;
+        if (past_deadline()) {
+          not_reached(m);
+          ++done;
+          continue;
+        }
         if (const auto cut = hopeless_engines.find(o.engine); cut != hopeless_engines.end()) {
           out = cut->second;
           out.seconds = 0;
@@ -193,6 +213,7 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
         out.seconds = seconds_since(start) + shared_s;
         shared_s = 0;
         ++done;
+        ++measured;
         if (progress_)
           progress_(fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]),
                                 out.ok ? fmt::format("{:.2f} {} ({} steps)", out.throughput,

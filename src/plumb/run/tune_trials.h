@@ -5,7 +5,9 @@
 // eight models.
 #pragma once
 
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,17 +58,24 @@ inline constexpr double kTrialCutFactor = 4;
 // resnet50 here); that step, one-time costs included, stands for its throughput.
 inline constexpr double kWarmupCutFactor = 10;
 
+// The outcome message of a configuration a call did not reach before its deadline.
+inline constexpr char kNotReached[] = "not measured: the search's budget was spent";
+
 class TrialRunner {
  public:
   TrialRunner(const Workload& workload, const TuneSpace& space, ProgressFn progress = {});
   // analysis::MeasureFn.
   std::vector<analysis::TrialOutcome> operator()(const std::vector<analysis::TunePoint>& points,
                                                  size_t steps);
+  // From this time on, a call starts no further trial once it has measured one: the rest come
+  // back not ok with kNotReached (so a first rung larger than the budget ends with it).
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
  private:
   const Workload& workload_;
   const TuneSpace& space_;
   ProgressFn progress_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
   double fastest_unit_s_ = INFINITY;  // seconds per unit of the fastest trial so far
 };
 
