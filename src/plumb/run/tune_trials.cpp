@@ -135,10 +135,31 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
       progress_(
           fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]), kNotReached));
   };
-  for (const ModelKey& key : order) {
-    const std::vector<size_t>& members = groups[key];
+  // Under a deadline, the first configuration of every model comes before the rest of any
+  // model (one more build per model), so a budget that ends early still saw every precision,
+  // format and batch.
+  std::vector<std::pair<ModelKey, std::vector<size_t>>> passes;
+  const bool spread = deadline_.has_value() && order.size() > 1;
+  for (const ModelKey& key : order)
+    passes.emplace_back(key, spread ? std::vector<size_t>{groups[key].front()} : groups[key]);
+  if (spread)
+    for (const ModelKey& key : order)
+      if (groups[key].size() > 1)
+        passes.emplace_back(key, std::vector<size_t>(groups[key].begin() + 1, groups[key].end()));
+  std::map<ModelKey, std::string> failed_models;  // a model that could not be built or run
+  for (const auto& pass : passes) {
+    // Named, not bound: the lambda below captures them (C++17 cannot capture a binding).
+    const ModelKey& key = pass.first;
+    const std::vector<size_t>& members = pass.second;
     if (past_deadline()) {
       for (size_t m : members) not_reached(m);
+      continue;
+    }
+    if (const auto failed = failed_models.find(key); failed != failed_models.end()) {
+      for (size_t m : members) {
+        outcomes[m].ok = false;
+        outcomes[m].message = failed->second;
+      }
       continue;
     }
     const RunOptions first = options_at(space_, points[members.front()]);
@@ -221,6 +242,7 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
                                        : out.message));
       }
     });
+    if (group.status != RunStatus::kOk) failed_models[key] = group.message;
     if (group.status != RunStatus::kOk)
       for (size_t k = done; k < members.size(); ++k) {
         analysis::TrialOutcome& out = outcomes[members[k]];

@@ -68,7 +68,8 @@ class TrialRunner {
   std::vector<analysis::TrialOutcome> operator()(const std::vector<analysis::TunePoint>& points,
                                                  size_t steps);
   // From this time on, a call starts no further trial once it has measured one: the rest come
-  // back not ok with kNotReached (so a first rung larger than the budget ends with it).
+  // back not ok with kNotReached (so a first rung larger than the budget ends with it). With a
+  // deadline, a call measures the first configuration of every model before the others.
   void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
  private:
