@@ -38,6 +38,17 @@ TEST(BlasCheck, OpenMpAndSequentialOpenBlasAreQuiet) {
   }
 }
 
+// A tuned BLAS is known by its library's name; LibTorch itself counts only when it was built
+// with MKL linked in (PyTorch's wheels), never the reference BLAS.
+TEST(BlasCheck, RecognisesTunedLibrariesAndMklInsideLibTorch) {
+  EXPECT_TRUE(is_optimized_blas("/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3", false));
+  EXPECT_TRUE(is_optimized_blas("/opt/intel/oneapi/mkl/lib/libmkl_rt.so.2", false));
+  EXPECT_FALSE(is_optimized_blas("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", false));
+  EXPECT_FALSE(is_optimized_blas("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0", true));
+  EXPECT_TRUE(is_optimized_blas("/venv/site-packages/torch/lib/libtorch_cpu.so", true));
+  EXPECT_FALSE(is_optimized_blas("/venv/site-packages/torch/lib/libtorch_cpu.so", false));
+}
+
 // scripts/setup.sh points Debian's alternatives at OpenBLAS's OpenMP build; this process runs
 // on what it set up. (A machine on another optimized BLAS, e.g. MKL, has nothing to check.)
 TEST(BlasCheck, ThisProcessRunsOnAnOptimizedBlasThatSharesLibTorchsThreads) {

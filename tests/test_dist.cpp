@@ -1,8 +1,11 @@
 // Data-parallel training (plumb dist): two workers on halves of a batch end with the same
 // parameters as one worker on the whole batch; a worker killed mid-run stops the others with a
-// clear error; bad input is refused before any worker starts.
-#ifdef PLUMB_WITH_GLOO
+// clear error; bad input is refused before any worker starts. Over Gloo on the CPU (every
+// machine), and over NCCL on a GPU where there is one (a CUDA build on a GPU machine).
+#ifdef PLUMB_WITH_DIST
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -31,25 +34,29 @@ namespace {
 namespace fs = std::filesystem;
 
 // paradnn_fc (4 layers of 32 nodes, plain SGD; cross-entropy averaged over the batch) at
-// batch `batch`, built with seed 7.
-std::unique_ptr<Model> fc_model(int64_t batch) {
+// batch `batch`, built with seed 7 on `device`.
+[[maybe_unused]] std::unique_ptr<Model> fc_model(int64_t batch,
+                                                 torch::Device device = torch::kCPU) {
   const Workload& w = workloads::default_registry().get("paradnn_fc");
   Config c = w.default_config();
   c.apply_settings({"layers=4", "nodes=32", "input=24", "output=10", "optimizer=sgd", "lr=0.05",
                     "batch=" + std::to_string(batch)});
   torch::manual_seed(7);
-  auto model = w.build(c, torch::Device(torch::kCPU));
+  auto model = w.build(c, device);
   model->module().train();
   return model;
 }
 
-Batch rows(const Batch& b, int64_t start, int64_t count) {
+[[maybe_unused]] Batch rows(const Batch& b, int64_t start, int64_t count) {
   Batch out;
   for (const auto& t : b.tensors) out.tensors.push_back(t.narrow(0, start, count).contiguous());
   out.units = static_cast<double>(count);
   return out;
 }
 
+using testing::Cli;
+
+#ifdef PLUMB_WITH_GLOO
 TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
   torch::set_num_threads(1);
   constexpr int64_t kHalf = 8;
@@ -113,8 +120,6 @@ TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
   }
   EXPECT_FALSE(torch::allclose(expected[0], fc_model(2 * kHalf)->module().parameters()[0]));
 }
-
-using testing::Cli;
 
 TEST_F(Cli, DistReportsScalingForOneAndTwoWorkers) {
   const auto r = plumb(
@@ -293,7 +298,86 @@ TEST_F(Cli, DistBadInputIsAUsageError) {
   expect_usage_error("dist autoenc --workers 1 --set nosuch=1", "nosuch");
   expect_usage_error("dist dlrm --workers 1 --set preset=small", "sparse gradients");
 }
+#endif  // PLUMB_WITH_GLOO
+
+// GPU workers: one GPU each, refused before anything starts when there are not enough (here:
+// none on a CPU machine, one more than there are on a GPU machine), and no shaped link.
+TEST_F(Cli, DistOnGpusNeedsAGpuPerWorker) {
+  expect_usage_error("dist autoenc --workers 1 --device tpu", "--device");
+  if (!torch::cuda::is_available()) {
+    expect_usage_error("dist autoenc --workers 1 --device cuda", "no CUDA GPU is visible");
+    return;
+  }
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  expect_usage_error(fmt::format("dist autoenc --workers {} --device cuda", gpus + 1),
+                     "NCCL runs one worker per GPU");
+  expect_usage_error("dist autoenc --workers 1 --device cuda --link 1gbit", "tc cannot shape");
+}
+
+#ifdef PLUMB_WITH_NCCL
+// One worker on a GPU over NCCL trains exactly as the plain loop does (the average of one is
+// itself), its buckets live on the GPU, and the step's points come from CUDA events: every
+// bucket completes after it was launched, within the step.
+TEST(DataParallel, OneGpuWorkerOverNcclMatchesPlainTraining) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU here";
+  const torch::Device gpu(torch::kCUDA, 0);
+  constexpr int kSteps = 4;
+  auto reference = fc_model(16, gpu);
+  std::vector<Batch> batches;
+  torch::manual_seed(11);
+  for (int i = 0; i < kSteps; ++i) batches.push_back(reference->make_batch());
+  for (const auto& b : batches) reference->train_step(b);
+
+  auto model = fc_model(16, gpu);
+  run::WorldInfo world;
+  world.master_port = run::free_loopback_port();
+  const auto group = run::join_process_group(world, std::chrono::seconds(60), gpu);
+  run::GradientReducer reducer(model->module(), group, /*bucket_bytes=*/4096, /*overlap=*/true);
+  reducer.broadcast_state();
+  ASSERT_GT(reducer.bucket_count(), 1u);
+  for (const auto& b : batches) model->train_step(b);
+  torch::cuda::synchronize();
+  const auto& step = reducer.last_step();
+  ASSERT_EQ(step.buckets.size(), reducer.bucket_count());
+  EXPECT_GT(step.backward_s, 0.0);
+  EXPECT_GE(step.exposed_s, 0.0);
+  for (const auto& bucket : step.buckets) {
+    EXPECT_GE(bucket.launched_s, 0.0);
+    EXPECT_GE(bucket.done_s, bucket.launched_s);
+    EXPECT_LE(bucket.done_s, step.backward_s + step.exposed_s + 1e-6);
+  }
+  const auto expected = reference->module().parameters();
+  const auto got = model->module().parameters();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(got[i].is_cuda());
+    EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6))
+        << "parameter " << i << " differs by " << (got[i] - expected[i]).abs().max().item<double>();
+  }
+}
+
+TEST_F(Cli, DistOnAGpuRunsOverNccl) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU here";
+  const auto r = plumb(
+      "dist autoenc --device cuda --workers 1 --batch-per-worker 8 --steps 4 --warmup-steps 1 "
+      "--bucket-mb 0.01 --set hidden=16 --set latent=4 --allreduce-sweep --json --db " +
+      db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto w = nlohmann::json::parse(r.out).at("worlds").at(0);
+  EXPECT_EQ(w.at("status"), "ok") << w.at("message");
+  EXPECT_EQ(w.at("backend"), "nccl");
+  EXPECT_EQ(w.at("device"), "cuda");
+  EXPECT_GT(w.at("peak_device_bytes").get<double>(), 0);
+  EXPECT_GT(w.at("buckets").get<int>(), 1);
+  const auto& split = w.at("split");
+  EXPECT_NEAR(
+      split.at("compute_s").get<double>() + split.at("exposed_communication_s").get<double>(),
+      w.at("step").at("mean_s").get<double>(), 1e-9);
+  // One worker has no peer to all-reduce with: no sweep of a no-op.
+  EXPECT_TRUE(w.at("allreduce").empty());
+}
+#endif  // PLUMB_WITH_NCCL
 
 }  // namespace
 }  // namespace plumb
-#endif  // PLUMB_WITH_GLOO
+#endif  // PLUMB_WITH_DIST

@@ -114,8 +114,13 @@ TEST(GemmTiming, MeasuresAnyShapeAndRefusesWhatALibraryCannotRun) {
   EXPECT_GT(blas.ops_per_s, 0);
   EXPECT_EQ(blas.implementation, "at::bmm");
   const auto dnnl = platform::measure_gemm("fp32", platform::GemmLibrary::kOneDnn, shape, 1, 0.01);
+#if PLUMB_WITH_ONEDNN
   ASSERT_TRUE(dnnl.supported) << dnnl.reason;
   EXPECT_GT(dnnl.ops_per_s, 0);
+#else
+  EXPECT_FALSE(dnnl.supported);
+  EXPECT_NE(dnnl.reason.find("without oneDNN"), std::string::npos) << dnnl.reason;
+#endif
   // LibTorch's mm has no bf16 kernel plumb counts: unsupported with the reason, no number.
   const auto bf16 = platform::measure_gemm("bf16", platform::GemmLibrary::kTorchMm, shape, 1, 0.01);
   EXPECT_FALSE(bf16.supported);

@@ -142,7 +142,7 @@ LoadedSide load_side(const ComparisonSide& side, const char* name) {
 
 // The data-parallel worlds (plumb dist) of a side that its tag and workload filters select,
 // the newest ok one per setting: workload, workers, link, batch and threads per worker,
-// buckets, overlap.
+// buckets, overlap, device.
 std::map<std::string, store::StoredDistWorld> dist_worlds(const LoadedSide& side,
                                                           const ComparisonSide& request) {
   std::map<std::string, store::StoredDistWorld> out;
@@ -153,11 +153,14 @@ std::map<std::string, store::StoredDistWorld> dist_worlds(const LoadedSide& side
     if (tag != request.filters.end() && tag->second != w.tag) continue;
     const auto workload = request.filters.find("workload");
     if (workload != request.filters.end() && workload->second != w.workload) continue;
+    // GPU worlds (plumb dist --device cuda) say so; CPU worlds keep the key they always had.
+    const std::string device =
+        w.document.contains("spec") ? w.document["spec"].value("device", "cpu") : "cpu";
     const std::string key = fmt::format(
         "{} data-parallel workers={} link={} batch/worker={} threads/worker={} bucket={} "
-        "overlap={}",
+        "overlap={}{}",
         w.workload, w.workers, w.link, w.batch_per_worker, w.threads_per_worker, w.bucket_bytes,
-        w.overlap ? "on" : "off");
+        w.overlap ? "on" : "off", device == "cpu" ? "" : " device=" + device);
     out[key] = std::move(w);  // id order: the newest wins
   }
   return out;

@@ -6,7 +6,8 @@
 // count: throughput, scaling efficiency against one worker, the step split into compute,
 // communication it waited for (exposed) and communication hidden under backward (overlapped),
 // the gradient bytes every worker sends, the bandwidth the all-reduces reached, the memory per
-// worker; optionally the all-reduce sweep (1 KiB to 256 MiB, nccl-tests' bandwidths).
+// worker; optionally the all-reduce sweep (1 KiB to 256 MiB, nccl-tests' bandwidths). Workers
+// train on the CPU over Gloo, or with --device cuda one GPU each over NCCL.
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <torch/cuda.h>
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/dist_projection.h"
@@ -41,6 +43,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/run/data_parallel.h"
 #include "plumb/run/process_group.h"
+#include "plumb/run/runner.h"
 #include "plumb/run/shaped_link.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/step_loop.h"
@@ -57,6 +60,7 @@ using json = nlohmann::ordered_json;
 // Everything a worker needs, passed from the launcher in PLUMB_DIST_SPEC (JSON).
 struct DistSpec {
   std::string workload;
+  std::string device = "cpu";     // "cpu" (Gloo) or "cuda": GPU LOCAL_RANK per worker (NCCL)
   std::vector<std::string> sets;  // "key=value", batch included
   int threads_per_worker = 1;
   int64_t bucket_bytes = 25 << 20;
@@ -68,9 +72,16 @@ struct DistSpec {
 };
 
 // The spec travels as JSON (nlohmann::json: the macro converts that type only), field by
-// field, named as in the struct.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DistSpec, workload, sets, threads_per_worker, bucket_bytes,
-                                   overlap, steps, warmup_steps, seed, timeout_s, allreduce_sweep)
+// field, named as in the struct; a field missing (a world stored before it existed) keeps
+// its default.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DistSpec, workload, device, sets,
+                                                threads_per_worker, bucket_bytes, overlap, steps,
+                                                warmup_steps, seed, timeout_s, allreduce_sweep)
+
+// The device a worker of `world` trains on: the CPU, or the GPU of its local rank.
+std::string worker_device(const DistSpec& s, const run::WorldInfo& world) {
+  return s.device == "cuda" ? fmt::format("cuda:{}", world.local_rank) : "cpu";
+}
 
 Config config_of(const Workload& w, const DistSpec& s) {
   Config c = w.default_config();
@@ -95,15 +106,19 @@ json run_worker(const DistSpec& s, const run::WorldInfo& world) {
   o.run.mode = Mode::kTrain;
   o.run.config = config_of(w, s);
   o.run.threads = s.threads_per_worker;
+  o.run.device = worker_device(s, world);
   o.run.seed = s.seed;
   o.bucket_bytes = s.bucket_bytes;
   o.overlap = s.overlap;
   o.steps = s.steps;
   o.warmup_steps = s.warmup_steps;
   run::validate_options(o.run);
-  const auto group = run::join_process_group(world, std::chrono::seconds(s.timeout_s));
+  const c10::Device device = run::parse_device(o.run.device);
+  const auto group = run::join_process_group(world, std::chrono::seconds(s.timeout_s), device);
   const auto r = run::train_data_parallel(w, o, group);
   json out = {{"workers", r.workers},
+              {"device", s.device},
+              {"backend", run::backend_for(device)},
               {"status", run::status_name(r.status)},
               {"message", r.message},
               {"batch_per_worker", o.run.config.get_int("batch")},
@@ -116,14 +131,17 @@ json run_worker(const DistSpec& s, const run::WorldInfo& world) {
               {"units_per_step", r.units_per_step},
               {"unit", r.throughput_unit},
               {"peak_rss_bytes", r.peak_rss_bytes},
+              {"peak_device_bytes", r.peak_device_bytes},
               {"notes", r.notes}};
   out["sample_buckets"] = json::array();
   for (const auto& b : r.sample_buckets)
     out["sample_buckets"].push_back(
         {{"bytes", b.bytes}, {"launched_s", b.launched_s}, {"done_s", b.done_s}});
   out["allreduce"] = json::array();
-  if (s.allreduce_sweep && r.status == run::RunStatus::kOk)
-    for (const auto& a : run::allreduce_sweep(group, 1 << 10, 256 << 20))
+  // One worker has no peer: its all-reduce moves nothing (NCCL returns at once), so the sweep
+  // would time a no-op and call it bandwidth.
+  if (s.allreduce_sweep && r.status == run::RunStatus::kOk && r.workers > 1)
+    for (const auto& a : run::allreduce_sweep(group, device, 1 << 10, 256 << 20))
       out["allreduce"].push_back({{"bytes", a.bytes},
                                   {"repetitions", a.repetitions},
                                   {"seconds", a.seconds},
@@ -268,7 +286,8 @@ int64_t store_world(store::ResultsStore& db, const DistSpec& s, const json& w,
   r.compute_s = ok ? w.at("split").at("compute_s").get<double>() : nan;
   r.exposed_s = ok ? w.at("split").at("exposed_communication_s").get<double>() : nan;
   r.overlapped_s = ok ? w.at("split").at("overlapped_communication_s").get<double>() : nan;
-  r.environment = platform::capture_environment(s.threads_per_worker, "cpu");
+  r.environment =
+      platform::capture_environment(s.threads_per_worker, s.device == "cuda" ? "cuda:0" : "cpu");
   r.document = w;
   r.document["spec"] = nlohmann::json(s);
   return db.save_dist_world(r);
@@ -278,6 +297,12 @@ void print_worlds(const std::vector<json>& worlds) {
   Table t({"link", "workers", "status", "throughput", "efficiency", "step", "compute",
            "exposed comm", "overlapped comm", "sent/worker/step", "allreduce busbw",
            "memory/worker"});
+  // GPU workers: the GPU memory LibTorch allocated, and the host's resident set beside it.
+  const auto memory = [](const json& w) {
+    const std::string host = format_bytes(w.at("peak_rss_bytes").get<double>());
+    const double gpu = w.value("peak_device_bytes", 0.0);
+    return gpu > 0 ? fmt::format("{} GPU + {} host", format_bytes(gpu), host) : host;
+  };
   for (const auto& w : worlds) {
     if (w.at("status") != "ok") {
       t.add_row({w.value("link", "none"), std::to_string(w.at("workers").get<int>()),
@@ -304,7 +329,7 @@ void print_worlds(const std::vector<json>& worlds) {
          w.contains("step_allreduce")
              ? format_bytes(w["step_allreduce"]["bus_bytes_per_s"].get<double>()) + "/s"
              : "-",
-         format_bytes(w.at("peak_rss_bytes").get<double>())});
+         memory(w)});
   }
   t.print(std::cout);
   for (const auto& w : worlds) {
@@ -461,6 +486,11 @@ void add_dist_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--workers", *workers_text,
                   "Worker counts to launch on this machine, e.g. 1,2 (omit inside a torchrun or "
                   "Slurm job: the job's world is used)");
+  cmd->add_option("--device", spec->device,
+                  "cpu: workers on cores of their own, over Gloo; cuda: one GPU per worker (its "
+                  "local rank), over NCCL")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("--threads-per-worker", spec->threads_per_worker,
                   "Intra-op threads of each worker, each on cores of its own")
       ->capture_default_str();
@@ -484,8 +514,10 @@ void add_dist_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--steps", spec->steps, "Measured steps per worker count")->capture_default_str();
   cmd->add_option("--warmup-steps", spec->warmup_steps, "Steps before measuring")
       ->capture_default_str();
-  cmd->add_flag("--allreduce-sweep", spec->allreduce_sweep,
-                "Also time all-reduce alone from 1 KiB to 256 MiB (nccl-tests' algbw and busbw)");
+  cmd->add_flag(
+      "--allreduce-sweep", spec->allreduce_sweep,
+      "Also time all-reduce alone from 1 KiB to 256 MiB (nccl-tests' algbw and busbw), in "
+      "worlds of 2 or more workers");
   cmd->add_option("--timeout", spec->timeout_s,
                   "Seconds a worker waits for the rendezvous or a peer before giving up")
       ->capture_default_str();
@@ -556,6 +588,24 @@ void add_dist_command(CLI::App& app, int& exit_code) {
       const auto links = split(*links_text, ',');
       for (const auto& l : links)
         if (l != "none") run::parse_link_rate(l);
+      if (spec->device == "cuda") {
+        const int gpus =
+            torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+        if (gpus == 0)
+          throw UsageError(
+              "--device cuda: no CUDA GPU is visible to this plumb (or it was built against a "
+              "LibTorch without CUDA)");
+        if (counts.back() > gpus)
+          throw UsageError(fmt::format(
+              "{} workers need {} GPUs: NCCL runs one worker per GPU, and this machine shows {}",
+              counts.back(), counts.back(), gpus));
+        for (const auto& l : links)
+          if (l != "none")
+            throw UsageError(
+                "--link shapes the loopback's sockets; GPU workers on one machine exchange "
+                "gradients over NVLink, PCIe or shared memory, which tc cannot shape: use --link "
+                "none with --device cuda");
+      }
       std::string dir_template = (fs::temp_directory_path() / "plumb-dist-XXXXXX").string();
       if (mkdtemp(dir_template.data()) == nullptr)
         throw run::DistError("cannot create a temporary directory for the workers' results");

@@ -27,8 +27,8 @@ void add_gemm_command(CLI::App& app, int& exit_code);          // GEMM shapes pe
 void add_characterize_command(CLI::App& app, int& exit_code);  // the main job, resumable
 void add_serve_command(CLI::App& app, int& exit_code);         // inference under a latency bound
 void add_tune_command(CLI::App& app, int& exit_code);          // tuning headroom
-#ifdef PLUMB_WITH_GLOO
-void add_dist_command(CLI::App& app, int& exit_code);  // data-parallel training (c10d Gloo)
+#ifdef PLUMB_WITH_DIST
+void add_dist_command(CLI::App& app, int& exit_code);  // data-parallel training (c10d)
 #endif
 
 }  // namespace plumb::cli

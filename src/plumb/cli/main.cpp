@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   plumb::cli::add_characterize_command(app, exit_code);
   plumb::cli::add_serve_command(app, exit_code);
   plumb::cli::add_tune_command(app, exit_code);
-#ifdef PLUMB_WITH_GLOO
+#ifdef PLUMB_WITH_DIST
   plumb::cli::add_dist_command(app, exit_code);
 #endif
   plumb::cli::add_export_command(app);

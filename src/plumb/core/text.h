@@ -7,6 +7,9 @@
 namespace plumb {
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// The first line of a message (LibTorch's and c10d's append context and C++ stack traces).
+std::string first_line(const std::string& text);
 std::vector<std::string> split(const std::string& text, char sep);
 
 // Levenshtein edit distance (for suggesting close names after a typo).

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <ATen/Context.h>
+
 namespace plumb::platform {
 namespace {
 
@@ -26,17 +28,23 @@ BlasInfo detect_blas() {
   if (symbol == nullptr || dladdr(symbol, &dl) == 0 || dl.dli_fname == nullptr) return info;
   char resolved[PATH_MAX];
   info.library = realpath(dl.dli_fname, resolved) != nullptr ? resolved : dl.dli_fname;
-  std::string lower = info.library;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* tuned : {"openblas", "blis", "mkl", "atlas", "armpl", "accelerate"})
-    if (lower.find(tuned) != std::string::npos) info.optimized = true;
+  info.optimized = is_optimized_blas(info.library, at::hasMKL());
   // Part of OpenBLAS's public API (cblas.h); absent from every other BLAS.
   using GetParallel = int (*)();
   if (auto get_parallel =
           reinterpret_cast<GetParallel>(dlsym(RTLD_DEFAULT, "openblas_get_parallel")))
     info.threading = openblas_threading_name(get_parallel());
   return info;
+}
+
+bool is_optimized_blas(const std::string& library, bool libtorch_has_mkl) {
+  std::string lower = library;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* tuned : {"openblas", "blis", "mkl", "atlas", "armpl", "accelerate"})
+    if (lower.find(tuned) != std::string::npos) return true;
+  const std::string name = lower.substr(lower.find_last_of('/') + 1);
+  return libtorch_has_mkl && name.rfind("libtorch", 0) == 0;
 }
 
 std::string openblas_threading_name(int parallel_code) {

@@ -20,6 +20,11 @@ struct BlasInfo {
 
 BlasInfo detect_blas();
 
+// Whether the library that provides sgemm_ is a tuned BLAS: its name says so (OpenBLAS, BLIS,
+// MKL, ...), or it is LibTorch itself in a build that links MKL statically (PyTorch's wheels:
+// sgemm_ then lives in libtorch_cpu.so, and `libtorch_has_mkl` is at::hasMKL()).
+bool is_optimized_blas(const std::string& library, bool libtorch_has_mkl);
+
 // Name of an OpenBLAS threading model, from openblas_get_parallel()'s code (0, 1, 2).
 std::string openblas_threading_name(int parallel_code);
 

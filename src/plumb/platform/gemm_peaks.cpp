@@ -9,7 +9,9 @@
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
+#if PLUMB_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 #include "plumb/run/runner.h"
 
@@ -66,6 +68,7 @@ GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, dou
   return p;
 }
 
+#if PLUMB_WITH_ONEDNN
 struct DnnlTypes {
   const char* dtype;
   dnnl::memory::data_type src, weights, dst;
@@ -133,6 +136,15 @@ GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, doubl
   }
   return p;
 }
+#else
+// Built without oneDNN's headers (a LibTorch that bundles oneDNN privately, as PyTorch wheels
+// do): the matmul ceilings are not measured.
+GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, double) {
+  GemmPeak p{dtype, kOneDnnName, false, "", "", s, threads, 0};
+  p.reason = "this plumb was built without oneDNN (Debian: apt-get install libdnnl-dev)";
+  return p;
+}
+#endif
 
 }  // namespace
 

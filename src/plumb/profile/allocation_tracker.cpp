@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/torch_compat.h"
 #include "plumb/profile/autograd_record.h"
 #include "plumb/run/step_loop.h"
 
@@ -156,7 +157,24 @@ void tracked_delete(void* ptr) {
 
 class TrackingAllocator final : public c10::Allocator {
  public:
+#if PLUMB_TORCH_2
+  c10::DataPtr allocate(size_t n) override {
+    return allocate_tracked(n);
+  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#else
   c10::DataPtr allocate(size_t n) const override {
+    return allocate_tracked(n);
+  }
+#endif
+  c10::DeleterFnPtr raw_deleter() const override {
+    return &tracked_delete;
+  }
+
+ private:
+  c10::DataPtr allocate_tracked(size_t n) const {
     Hub& h = hub();
     if (h.limit != 0 && n > 0) {
       std::lock_guard<std::mutex> lock(h.mutex);
@@ -201,7 +219,6 @@ class TrackingAllocator final : public c10::Allocator {
     // Context == data, as the default CPU allocator does, so raw_allocate() works too.
     return {data, data, &tracked_delete, inner.device()};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &tracked_delete; }
 };
 
 TrackingAllocator& tracking_allocator() {

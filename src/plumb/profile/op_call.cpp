@@ -1,7 +1,7 @@
 // Operator call metadata (see op_call.h).
 #include "plumb/profile/op_call.h"
 
-#include <ATen/SparseTensorUtils.h>
+#include <ATen/SparseTensorImpl.h>
 #include <ATen/native/quantized/PackedParams.h>
 #include <fmt/format.h>
 
@@ -45,6 +45,12 @@ std::vector<int64_t> OpCall::input_ints(size_t i) const {
 
 namespace {
 
+// Stored elements of a sparse COO tensor, read from its impl (ATen's own helper for this,
+// at::sparse::get_sparse_impl, is in a header LibTorch 2's wheels do not ship).
+int64_t sparse_nnz_of(const at::Tensor& t) {
+  return static_cast<const at::SparseTensorImpl*>(t.unsafeGetTensorImpl())->nnz();
+}
+
 TensorMeta describe_tensor(const at::Tensor& t) {
   TensorMeta m;
   if (!t.defined()) return m;
@@ -53,7 +59,7 @@ TensorMeta describe_tensor(const at::Tensor& t) {
   if (t.is_sparse()) {
     m.sparse = true;
     // Read from the impl: t._nnz() is a dispatched operator and would re-enter the observer.
-    m.sparse_nnz = at::sparse::get_sparse_impl(t)->nnz();
+    m.sparse_nnz = sparse_nnz_of(t);
   }
   return m;
 }
@@ -200,7 +206,7 @@ uint64_t hash_tensor(const at::Tensor& t, uint64_t h) {
   h = hash_mix(h, static_cast<uint64_t>(t.scalar_type()));
   for (int64_t d : t.sizes()) h = hash_mix(h, static_cast<uint64_t>(d));
   h = hash_mix(h, static_cast<uint64_t>(t.dim()));
-  if (t.is_sparse()) h = hash_mix(h, static_cast<uint64_t>(at::sparse::get_sparse_impl(t)->nnz()));
+  if (t.is_sparse()) h = hash_mix(h, static_cast<uint64_t>(sparse_nnz_of(t)));
   return h;
 }
 

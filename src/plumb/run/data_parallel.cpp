@@ -8,27 +8,35 @@
 
 #include <fmt/format.h>
 
+#ifdef PLUMB_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+#include <torch/cuda.h>
+
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 #include "plumb/run/process_group.h"
+#include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::run {
 namespace {
 
-// Element-wise maximum of `values` over every worker (the slowest worker's figures).
+// Element-wise maximum of `values` over every worker (the slowest worker's figures), through
+// the group's own backend on `device` (NCCL reduces GPU tensors only).
 std::vector<double> max_over_workers(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                                     const std::vector<double>& values) {
+                                     c10::Device device, const std::vector<double>& values) {
   if (values.empty()) return values;
-  auto t = torch::tensor(values, torch::kDouble);
-  std::vector<at::Tensor> one{t};
+  std::vector<at::Tensor> one{torch::tensor(values, torch::kDouble).to(device)};
   c10d::AllreduceOptions max;
   max.reduceOp = c10d::ReduceOp::MAX;
+  torch::Tensor t;
   try {
     group->allreduce(one, max)->wait();
+    t = one.front().cpu();  // on a GPU the copy waits for the all-reduce
   } catch (const std::exception& e) {
-    const std::string what = e.what();
     throw DistError(fmt::format("rank {}: gathering the results failed (a worker stopped?): {}",
-                                group->getRank(), what.substr(0, what.find('\n'))));
+                                group->getRank(), first_line(e.what())));
   }
   return {t.data_ptr<double>(), t.data_ptr<double>() + t.numel()};
 }
@@ -37,6 +45,23 @@ int64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// The most GPU memory LibTorch's caching allocator had handed out on `device` (0 on the CPU).
+int64_t peak_device_bytes(c10::Device device) {
+#ifdef PLUMB_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return stats.allocated_bytes[0].peak;  // [0]: the aggregate over small and large pools
+  }
+#endif
+  (void)device;
+  return 0;
+}
+
+// Waits until the GPU has run what was queued on `device` (nothing to wait for on the CPU).
+void wait_for_device(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
 }  // namespace
@@ -64,6 +89,7 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
     throw UsageError("--steps must be at least 2 and --warmup-steps at least 0");
   DataParallelResult out;
   out.workers = group->getSize();
+  const c10::Device device = parse_device(o.run.device);
   RunResult status;
   // Each worker its own data (seed + rank); the parameters are rank 0's after the broadcast.
   RunOptions run = o.run;
@@ -75,7 +101,7 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
     out.gradient_bytes = reducer.gradient_bytes();
     reducer.broadcast_state();
     for (int i = 0; i < o.warmup_steps; ++i) loop.step();
-    group->barrier()->wait();  // every worker starts measuring together
+    synchronize_workers(group, device);  // every worker starts measuring together
     for (int i = 0; i < o.steps; ++i) {
       step.push_back(loop.step());
       const auto& c = reducer.last_step();
@@ -93,7 +119,7 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
   // Every worker reaches this point, failed or not, so that no one waits for a collective
   // that never comes; a failed worker contributes a status flag.
   const size_t n = static_cast<size_t>(o.steps);
-  std::vector<double> all(4 * n + 2, 0.0);
+  std::vector<double> all(4 * n + 3, 0.0);
   if (status.status == RunStatus::kOk && step.size() == n) {
     std::copy(step.begin(), step.end(), all.begin());
     std::copy(backward.begin(), backward.end(), all.begin() + static_cast<ptrdiff_t>(n));
@@ -103,8 +129,10 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
     all[4 * n + 1] = 1;  // this worker failed
   }
   all[4 * n] = static_cast<double>(peak_rss_bytes());
-  const auto worst = max_over_workers(group, all);
+  all[4 * n + 2] = static_cast<double>(peak_device_bytes(device));
+  const auto worst = max_over_workers(group, device, all);
   out.peak_rss_bytes = static_cast<int64_t>(worst[4 * n]);
+  out.peak_device_bytes = static_cast<int64_t>(worst[4 * n + 2]);
   if (worst[4 * n + 1] > 0 && out.status == RunStatus::kOk) {
     out.status = RunStatus::kError;
     out.message = "another worker's training step failed (see its message on stderr)";
@@ -122,25 +150,28 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
 }
 
 std::vector<AllreduceSample> allreduce_sweep(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                                             int64_t min_bytes, int64_t max_bytes) {
+                                             c10::Device device, int64_t min_bytes,
+                                             int64_t max_bytes) {
   std::vector<AllreduceSample> out;
   const int workers = group->getSize();
   for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 4) {
-    auto buffer = torch::ones({std::max<int64_t>(1, bytes / 4)}, torch::kFloat);
+    auto buffer =
+        torch::ones({std::max<int64_t>(1, bytes / 4)}, torch::TensorOptions().device(device));
     std::vector<at::Tensor> one{buffer};
     // Enough repetitions to time small sizes above the clock's noise, few for the large ones;
     // the same count on every worker (it depends on the size only).
     const int repetitions = static_cast<int>(
         std::clamp<int64_t>((int64_t{64} << 20) / std::max<int64_t>(bytes, 1), 5, 200));
     for (int i = 0; i < 2; ++i) group->allreduce(one)->wait();  // connections and buffers
-    group->barrier()->wait();
+    synchronize_workers(group, device);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < repetitions; ++i) group->allreduce(one)->wait();
+    wait_for_device(device);  // NCCL's wait() only orders the GPU's streams
     const double mean = seconds_since(start) / repetitions;
     AllreduceSample s;
     s.bytes = buffer.numel() * 4;
     s.repetitions = repetitions;
-    s.seconds = max_over_workers(group, {mean}).front();
+    s.seconds = max_over_workers(group, device, {mean}).front();
     s.algorithm_bytes_per_s = static_cast<double>(s.bytes) / s.seconds;
     s.bus_bytes_per_s = s.algorithm_bytes_per_s * ring_traffic_factor(workers);
     out.push_back(s);

@@ -1,5 +1,6 @@
 // One worker's part of a data-parallel training measurement (TBD section E) and of the
-// all-reduce sweep, on a c10d process group every worker has joined (process_group.h): the
+// all-reduce sweep, on a c10d process group every worker has joined (process_group.h; Gloo on
+// the CPU, NCCL on GPUs, the model and buffers on the worker's device): the
 // workload's own training step on the worker's own batches, gradients averaged by the
 // bucketed, overlapped reducer (gradient_buckets.h), parameters taken from rank 0 first.
 // Every worker runs the same fixed number of steps (collectives must match one to one); the
@@ -39,6 +40,7 @@ struct DataParallelResult {
   double units_per_step = 0;   // of all workers together
   std::string throughput_unit;
   int64_t peak_rss_bytes = 0;                // the largest worker's resident set
+  int64_t peak_device_bytes = 0;             // ... GPU memory LibTorch allocated (0: CPU)
   std::vector<BucketTiming> sample_buckets;  // rank 0's last measured step, per bucket
   std::vector<std::string> notes;            // precision notes of the build
 };
@@ -63,8 +65,10 @@ struct AllreduceSample {
   double algorithm_bytes_per_s = 0;
   double bus_bytes_per_s = 0;
 };
+// The buffers live on `device`, the group's (a GPU for NCCL).
 std::vector<AllreduceSample> allreduce_sweep(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
-                                             int64_t min_bytes, int64_t max_bytes);
+                                             c10::Device device, int64_t min_bytes,
+                                             int64_t max_bytes);
 
 // 2(n-1)/n: the share of a buffer each worker sends (and receives) in a ring all-reduce.
 double ring_traffic_factor(int workers);

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 #include "plumb/run/process_group.h"
-#include "plumb/run/step_loop.h"
 
 namespace plumb::run {
 namespace {
@@ -43,12 +43,21 @@ double busy_seconds(std::vector<BucketTiming> buckets) {
   return busy + std::max(0.0, close - open);
 }
 
+// The device the module's parameters live on (CPU for a module without any).
+c10::Device parameter_device(torch::nn::Module& module) {
+  const auto parameters = module.parameters(/*recurse=*/true);
+  return parameters.empty() ? c10::Device(c10::kCPU) : parameters.front().device();
+}
+
 }  // namespace
 
 GradientReducer::GradientReducer(torch::nn::Module& module,
                                  c10::intrusive_ptr<c10d::ProcessGroup> group, int64_t bucket_bytes,
                                  bool overlap)
-    : module_(module), group_(std::move(group)), overlap_(overlap) {
+    : module_(module),
+      group_(std::move(group)),
+      overlap_(overlap),
+      timeline_(parameter_device(module)) {
   if (const std::string sparse = sparse_gradient_module(module); !sparse.empty())
     throw UsageError(fmt::format(
         "'{}' produces sparse gradients (an embedding with sparse=true); data-parallel training "
@@ -99,15 +108,12 @@ void GradientReducer::broadcast_state() {
   }
 }
 
-double GradientReducer::now_s() const {
-  return static_cast<double>(steady_now_ns() - step_start_ns_) / 1e9;
-}
-
 void GradientReducer::on_gradient(size_t index, const torch::Tensor& grad) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!in_step_) {
     in_step_ = true;
-    step_start_ns_ = steady_now_ns();
+    ++step_number_;
+    timeline_.start();
     // Runs when this backward pass has computed every gradient, before control returns to
     // the training step (and so before its optimizer step).
     torch::autograd::Engine::get_default_engine().queue_callback([this] { finish_step(); });
@@ -129,20 +135,30 @@ void GradientReducer::launch_ready_buckets() {
 
 void GradientReducer::launch(size_t index) {
   Bucket& bucket = buckets_[index];
-  bucket.timing = BucketTiming{
-      bucket.flat.numel() * static_cast<int64_t>(bucket.flat.element_size()), now_s(), 0};
+  bucket.launched = timeline_.mark();
+  {
+    std::lock_guard<std::mutex> lock(done_mutex_);
+    bucket.done.reset();
+  }
   std::vector<at::Tensor> tensors{bucket.flat};
   bucket.work = group_->allreduce(tensors);
-  // Stamp the completion on the communication thread, so the bucket's own duration is known
-  // even when the step only waits for it later.
+  // Stamp the completion when the future completes, so the bucket's own duration is known
+  // even when the step only waits for it later. Gloo runs the callback on its thread when the
+  // all-reduce is done; NCCL runs it at once, on a stream that waits for the all-reduce, so
+  // the point marked there is reached when the all-reduce ends.
   bucket.work->getFuture()->addCallback(
-      [this, index](c10::ivalue::Future&) { buckets_[index].timing.done_s = now_s(); });
+      [this, index, step = step_number_.load()](c10::ivalue::Future&) { mark_done(index, step); });
+}
+
+void GradientReducer::mark_done(size_t index, uint64_t step) {
+  std::lock_guard<std::mutex> lock(done_mutex_);
+  if (step != step_number_ || buckets_[index].done) return;
+  buckets_[index].done = timeline_.mark();
 }
 
 void GradientReducer::finish_step() {
   std::unique_lock<std::mutex> lock(mutex_);
-  StepCommunication step;
-  step.backward_s = now_s();
+  backward_end_ = timeline_.mark();
   // Parameters this backward pass did not reach contribute zeros, so every worker still
   // issues every bucket's all-reduce in the same order.
   for (Slot& slot : slots_) {
@@ -157,16 +173,18 @@ void GradientReducer::finish_step() {
   const double world = static_cast<double>(group_->getSize());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     try {
+      // Gloo: the host waits. NCCL: the current stream waits for the all-reduce's stream.
       buckets_[b].work->wait();
     } catch (const std::exception& e) {
-      const std::string what = e.what();
       throw DistError(fmt::format(
           "rank {}: a gradient all-reduce failed (a worker stopped or the link broke): {}",
-          group_->getRank(), what.substr(0, what.find('\n'))));
+          group_->getRank(), first_line(e.what())));
     }
-    if (buckets_[b].timing.done_s <= 0) buckets_[b].timing.done_s = now_s();
+    // A completion callback may still be on its way (Gloo completes the future before it
+    // runs the callbacks): the bucket was done by now.
+    mark_done(b, step_number_);
   }
-  step.exposed_s = now_s() - step.backward_s;
+  averaged_ = timeline_.mark();
   lock.lock();
   torch::NoGradGuard no_grad;
   for (auto& bucket : buckets_) bucket.flat.div_(world);
@@ -181,15 +199,31 @@ void GradientReducer::finish_step() {
       grad = average.clone();
     slot.ready = false;
   }
-  for (auto& bucket : buckets_) {
-    step.buckets.push_back(bucket.timing);
-    bucket.work.reset();
-  }
+  for (auto& bucket : buckets_) bucket.work.reset();
   for (const Slot& slot : slots_) ++buckets_[slot.bucket].pending;
-  step.busy_s = busy_seconds(step.buckets);
   next_launch_ = 0;
   in_step_ = false;
+  unread_ = true;
+}
+
+const StepCommunication& GradientReducer::last_step() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!unread_) return last_;
+  StepCommunication step;
+  step.backward_s = timeline_.seconds(backward_end_);
+  step.exposed_s = timeline_.seconds(averaged_) - step.backward_s;
+  std::lock_guard<std::mutex> done_lock(done_mutex_);
+  for (const auto& bucket : buckets_) {
+    BucketTiming t;
+    t.bytes = bucket.flat.numel() * static_cast<int64_t>(bucket.flat.element_size());
+    t.launched_s = timeline_.seconds(bucket.launched);
+    t.done_s = bucket.done ? timeline_.seconds(*bucket.done) : t.launched_s;
+    step.buckets.push_back(t);
+  }
+  step.busy_s = busy_seconds(step.buckets);
   last_ = std::move(step);
+  unread_ = false;
+  return last_;
 }
 
 }  // namespace plumb::run

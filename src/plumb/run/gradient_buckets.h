@@ -7,15 +7,20 @@
 // backward ends (an autograd engine callback, before the optimizer step the workload runs
 // next) the reducer waits for the outstanding buckets, divides by the number of workers and
 // writes the averages into the parameters' .grad. A parameter that got no gradient in a step
-// contributes zeros. Each step's communication is timed per bucket.
+// contributes zeros. Each step's communication is timed per bucket, on the clock of the
+// parameters' device (step_timeline.h): on a GPU, when the streams really ran it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include "plumb/run/step_timeline.h"
 
 namespace plumb::run {
 
@@ -46,7 +51,8 @@ class GradientReducer {
   // Every parameter and buffer takes rank 0's values (call once, before the first step).
   void broadcast_state();
 
-  const StepCommunication& last_step() const { return last_; }
+  // The last backward pass's communication (on a GPU, read after the step has synchronised).
+  const StepCommunication& last_step();
   size_t bucket_count() const { return buckets_.size(); }
   int64_t gradient_bytes() const { return gradient_bytes_; }
 
@@ -58,16 +64,17 @@ class GradientReducer {
     bool ready = false;
   };
   struct Bucket {
-    torch::Tensor flat;  // [elements], the parameters' dtype
+    torch::Tensor flat;  // [elements], the parameters' dtype and device
     size_t pending = 0;  // slots still without a gradient this step
     c10::intrusive_ptr<c10d::Work> work;
-    BucketTiming timing;
+    size_t launched = 0;         // timeline point of its launch
+    std::optional<size_t> done;  // ... of its completion, once known
   };
   void on_gradient(size_t slot, const torch::Tensor& grad);
   void launch_ready_buckets();
   void launch(size_t bucket);
+  void mark_done(size_t bucket, uint64_t step);
   void finish_step();
-  double now_s() const;
 
   torch::nn::Module& module_;
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
@@ -78,8 +85,14 @@ class GradientReducer {
   int64_t gradient_bytes_ = 0;
   size_t next_launch_ = 0;
   bool in_step_ = false;
-  int64_t step_start_ns_ = 0;
-  std::mutex mutex_;  // hooks may run on several autograd threads
+  std::atomic<uint64_t> step_number_{
+      0};                  // a late completion callback of an earlier step is ignored
+  std::mutex mutex_;       // hooks may run on several autograd threads
+  std::mutex done_mutex_;  // completion callbacks run on the communication library's threads
+  StepTimeline timeline_;
+  // The last step's points, read into last_ when asked for (a GPU's only after the step).
+  size_t backward_end_ = 0, averaged_ = 0;
+  bool unread_ = false;
   StepCommunication last_;
 };
 

@@ -15,6 +15,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
+#include "plumb/core/torch_compat.h"
 
 namespace plumb::run {
 
@@ -343,8 +344,17 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor> embedding
 // autocast's kernels for the quantizer's lifetime is the point.
 class SilentWarnings : public c10::WarningHandler {
  public:
+#if PLUMB_TORCH_2
+  void process(const c10::Warning&) override {}
+#else
   void process(const c10::SourceLocation&, const std::string&, const bool) override {}
+#endif
 };
+#if PLUMB_TORCH_2
+using WarningHandlerGuard = c10::WarningUtils::WarningHandlerGuard;
+#else
+using WarningHandlerGuard = c10::Warning::WarningHandlerGuard;
+#endif
 
 }  // namespace
 
@@ -359,7 +369,7 @@ struct KernelOverride {
 
   KernelOverride() {
     SilentWarnings silent;
-    c10::Warning::WarningHandlerGuard guard(&silent);
+    WarningHandlerGuard guard(&silent);
     library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
                                                c10::DispatchKey::AutocastCPU, __FILE__, __LINE__);
     const std::set<std::string> ours = {
@@ -391,7 +401,7 @@ struct KernelOverride {
     at::autocast::set_autocast_cpu_dtype(was_dtype);
     at::autocast::clear_cache();
     SilentWarnings silent;
-    c10::Warning::WarningHandlerGuard guard(&silent);
+    WarningHandlerGuard guard(&silent);
     library.reset();  // deregisters: autocast's own kernels are back
   }
 };

@@ -1,4 +1,4 @@
-// The world of a data-parallel job and its c10d Gloo process group (see process_group.h).
+// The world of a data-parallel job and its c10d process group (see process_group.h).
 #include "plumb/run/process_group.h"
 
 #include <arpa/inet.h>
@@ -10,10 +10,19 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef PLUMB_WITH_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef PLUMB_WITH_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
+#include "plumb/core/torch_compat.h"
 
 namespace plumb::run {
 namespace {
@@ -37,6 +46,59 @@ int env_int(const char* name, const std::string& value) {
 bool is_loopback(const std::string& address) {
   return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
 }
+
+// LibTorch 2 splits a process group into a front that dispatches by the tensors' device and
+// the backends behind it; 1.13's backends are process groups themselves.
+#if PLUMB_TORCH_2
+template <typename BackendT>
+c10::intrusive_ptr<c10d::ProcessGroup> as_process_group(
+    const c10::intrusive_ptr<c10d::Store>& store, const WorldInfo& world,
+    c10d::ProcessGroup::BackendType type, c10::Device device,
+    c10::intrusive_ptr<BackendT> backend) {
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, world.rank, world.size);
+  if (device.is_cuda()) group->setBoundDeviceId(device);  // the communicator's GPU
+  group->setDefaultBackend(type);
+  group->setBackend(device.type(), type, backend);
+  return group;
+}
+#endif
+
+#ifdef PLUMB_WITH_GLOO
+c10::intrusive_ptr<c10d::ProcessGroup> gloo_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                  const WorldInfo& world,
+                                                  std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  if (const auto ifname = env("GLOO_SOCKET_IFNAME"))
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(*ifname));
+  else if (is_loopback(world.master_addr))
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  else
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, world.rank, world.size, options);
+#if PLUMB_TORCH_2
+  return as_process_group(store, world, c10d::ProcessGroup::BackendType::GLOO, c10::kCPU, gloo);
+#else
+  return gloo;
+#endif
+}
+#endif
+
+#ifdef PLUMB_WITH_NCCL
+c10::intrusive_ptr<c10d::ProcessGroup> nccl_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                  const WorldInfo& world,
+                                                  std::chrono::milliseconds timeout,
+                                                  c10::Device device) {
+  c10::cuda::set_device(device.index());  // NCCL's own buffers go to this worker's GPU
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, world.rank, world.size, options);
+#if PLUMB_TORCH_2
+  return as_process_group(store, world, c10d::ProcessGroup::BackendType::NCCL, device, nccl);
+#else
+  return nccl;
+#endif
+}
+#endif
 
 }  // namespace
 
@@ -75,8 +137,28 @@ std::optional<WorldInfo> world_from_environment() {
   return w;
 }
 
+std::string backend_for(c10::Device device) {
+  return device.is_cuda() ? "nccl" : "gloo";
+}
+
 c10::intrusive_ptr<c10d::ProcessGroup> join_process_group(const WorldInfo& world,
-                                                          std::chrono::milliseconds timeout) {
+                                                          std::chrono::milliseconds timeout,
+                                                          c10::Device device) {
+  // A missing backend is known before anyone waits for a rendezvous.
+#ifndef PLUMB_WITH_GLOO
+  if (!device.is_cuda())
+    throw UsageError(
+        "this plumb was built without Gloo, which data-parallel training on the CPU needs "
+        "(Debian: apt-get install libgloo-dev, then rebuild); on GPUs use --device cuda");
+#endif
+#ifndef PLUMB_WITH_NCCL
+  if (device.is_cuda())
+    throw UsageError(
+        "this plumb was built without NCCL, which data-parallel training on GPUs needs: build "
+        "it against a CUDA LibTorch with NCCL (docs/dist.md)");
+#endif
+  if (device.is_cuda() && !device.has_index())
+    device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(world.local_rank));
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(world.master_port);
   store_options.isServer = world.rank == 0;
@@ -97,21 +179,31 @@ c10::intrusive_ptr<c10d::ProcessGroup> join_process_group(const WorldInfo& world
         "rank {}: rendezvous with {}:{} failed within {} s (is rank 0 running there, and the "
         "port reachable?): {}",
         world.rank, world.master_addr, world.master_port, timeout.count() / 1000,
-        what.substr(0, what.find('\n'))));
+        first_line(e.what())));
   }
-  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-  if (const auto ifname = env("GLOO_SOCKET_IFNAME"))
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(*ifname));
-  else if (is_loopback(world.master_addr))
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  else
-    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   try {
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, world.rank, world.size, options);
+#ifdef PLUMB_WITH_NCCL
+    if (device.is_cuda()) return nccl_group(store, world, timeout, device);
+#endif
+#ifdef PLUMB_WITH_GLOO
+    if (!device.is_cuda()) return gloo_group(store, world, timeout);
+#endif
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw DistError(fmt::format("rank {}: connecting to the other {} worker(s) failed: {}",
-                                world.rank, world.size - 1, what.substr(0, what.find('\n'))));
+    throw DistError(fmt::format("rank {}: connecting to the other {} worker(s) over {} failed: {}",
+                                world.rank, world.size - 1, backend_for(device),
+                                first_line(e.what())));
+  }
+  throw UsageError("no process group backend for " + device.str());  // refused above already
+}
+
+void synchronize_workers(const c10::intrusive_ptr<c10d::ProcessGroup>& group, c10::Device device) {
+  std::vector<at::Tensor> one{torch::zeros({1}, torch::TensorOptions().device(device))};
+  try {
+    group->allreduce(one)->wait();
+    one.front().item<float>();  // on a GPU, wait() holds the stream; this holds the host
+  } catch (const std::exception& e) {
+    throw DistError(fmt::format("rank {}: waiting for the other workers failed (one stopped?): {}",
+                                group->getRank(), first_line(e.what())));
   }
 }
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 #include "plumb/run/precision_session.h"
 
 namespace plumb::run {
@@ -26,11 +27,6 @@ bool is_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
          what.find("can't allocate memory") != std::string::npos ||
          what.find("Cannot allocate memory") != std::string::npos;
-}
-
-// First line of a (possibly long, multi-line) LibTorch error message.
-std::string first_line(const std::string& text) {
-  return text.substr(0, text.find('\n'));
 }
 
 }  // namespace
