@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 
 namespace plumb::analysis {
@@ -26,7 +27,7 @@ std::string environment_value_text(const nlohmann::ordered_json& v) {
     for (const auto& item : v) parts.push_back(environment_value_text(item));
     return join(parts, ",");
   }
-  return v.dump();
+  return json_text(v);
 }
 
 // The distinct values of one field over a side's environments, in order of first appearance.

@@ -11,6 +11,7 @@
 
 #include "plumb/analysis/serve_comparison.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/step_loop.h"
@@ -25,7 +26,7 @@ using KeyFields = std::map<std::string, std::string>;  // field -> value text, s
 const std::set<std::string> kSelectionOnlyFields = {"tag", "workload"};
 
 std::string config_value_text(const nlohmann::ordered_json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : json_text(v);
 }
 
 // Everything that defines what a record measured, apart from the workload.

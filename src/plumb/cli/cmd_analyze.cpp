@@ -19,6 +19,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/store/results_store.h"
 
@@ -147,7 +148,7 @@ void heatmap(const AnalyzeFlags& f) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& h : maps) all.push_back(heat_map_json(h));
     // One map: the object alone (the documented shape); several: an array of such objects.
-    std::cout << (maps.size() == 1 ? all.front() : all).dump(2) << '\n';
+    std::cout << json_text(maps.size() == 1 ? all.front() : all, 2) << '\n';
     return;
   }
   for (size_t i = 0; i < maps.size(); ++i) {
@@ -160,7 +161,7 @@ void sensitivity(const AnalyzeFlags& f) {
   const auto s =
       analysis::sensitivity(load_points(f.db, f.sweep, f.tag_a), key_list(f.keys), f.metric, f.log);
   if (f.json) {
-    std::cout << sensitivity_json(s).dump(2) << '\n';
+    std::cout << json_text(sensitivity_json(s), 2) << '\n';
     return;
   }
   print_sensitivity(s);
@@ -183,7 +184,8 @@ void boxplot(const AnalyzeFlags& f) {
                      {"max", json_number(b.max)},
                      {"mean", json_number(b.mean)},
                      {"outliers", b.outliers}});
-    std::cout << nlohmann::ordered_json{{"metric", f.metric}, {"groups", out}}.dump(2) << '\n';
+    std::cout << json_text(nlohmann::ordered_json{{"metric", f.metric}, {"groups", out}}, 2)
+              << '\n';
     return;
   }
   Table t({"group", "n", "min", "p2", "p9", "median", "p91", "p98", "max"});
@@ -207,17 +209,17 @@ void speedup(const AnalyzeFlags& f) {
     for (const auto& p : s.points)
       pts.push_back(
           {{"group", p.group}, {"params", p.params}, {"a", p.a}, {"b", p.b}, {"ratio", p.ratio}});
-    std::cout << nlohmann::ordered_json{{"metric", s.metric},
-                                        {"geomean", json_number(s.geomean)},
-                                        {"matched", s.points.size()},
-                                        {"unmatched_a", s.unmatched_a},
-                                        {"unmatched_b", s.unmatched_b},
-                                        {"points", pts},
-                                        {"sensitivity", s.sensitivity
-                                                            ? sensitivity_json(*s.sensitivity)
-                                                            : nlohmann::ordered_json()},
-                                        {"notes", s.notes}}
-                     .dump(2)
+    std::cout << json_text(nlohmann::ordered_json{{"metric", s.metric},
+                                                  {"geomean", json_number(s.geomean)},
+                                                  {"matched", s.points.size()},
+                                                  {"unmatched_a", s.unmatched_a},
+                                                  {"unmatched_b", s.unmatched_b},
+                                                  {"points", pts},
+                                                  {"sensitivity",
+                                                   s.sensitivity ? sensitivity_json(*s.sensitivity)
+                                                                 : nlohmann::ordered_json()},
+                                                  {"notes", s.notes}},
+                           2)
               << '\n';
     return;
   }
@@ -280,7 +282,8 @@ void roofline(const AnalyzeFlags& f) {
         "[throughput, profile] (or --measure throughput,profile)",
         f.db));
   if (f.json) {
-    std::cout << nlohmann::ordered_json{{"points", rows}, {"without_profile", without}}.dump(2)
+    std::cout << json_text(nlohmann::ordered_json{{"points", rows}, {"without_profile", without}},
+                           2)
               << '\n';
     return;
   }

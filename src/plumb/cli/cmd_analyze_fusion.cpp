@@ -25,6 +25,7 @@
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/fused_kernels.h"
 #include "plumb/profile/profiler.h"
@@ -359,7 +360,7 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
               pattern_json(suite[i], r != all_realized.end() ? &r->second : nullptr));
         }
       }
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     std::map<std::string, Realized> all_realized;

@@ -13,6 +13,7 @@
 #include "plumb/cli/dendrogram_text.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
@@ -122,7 +123,7 @@ void similarity(SimilarityFlags f) {
     out["dendrogram"] = analysis::dendrogram_json(tree);
     out["inversions"] = analysis::inversions(tree);
     if (f.clusters > 0) out["clusters"] = clusters_json(tree, clusters);
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout << fmt::format(

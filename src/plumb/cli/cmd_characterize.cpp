@@ -30,6 +30,7 @@
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
@@ -522,7 +523,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
                                   {"dendrogram", analysis::dendrogram_json(c.tree)}});
     }
     if (f->json) {
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     table.print(std::cout);

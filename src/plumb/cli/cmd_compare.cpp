@@ -14,6 +14,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 
 namespace plumb::cli {
@@ -259,7 +260,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->callback([f, &exit_code] {
     const analysis::Comparison c = analysis::compare_sources(make_request(*f));
     if (f->json) {
-      std::cout << analysis::comparison_json(c).dump(2) << '\n';
+      std::cout << json_text(analysis::comparison_json(c), 2) << '\n';
     } else {
       print_human(c);
     }

@@ -38,6 +38,7 @@
 #include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/platform/environment.h"
@@ -175,7 +176,7 @@ json launch_local_world(const DistSpec& s, int workers, const fs::path& dir,
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       setenv("PLUMB_DIST_LAUNCHER", "1", 1);
-      setenv("PLUMB_DIST_SPEC", nlohmann::json(s).dump().c_str(), 1);
+      setenv("PLUMB_DIST_SPEC", json_text(nlohmann::json(s)).c_str(), 1);
       setenv("PLUMB_DIST_RESULT", result.c_str(), 1);
       std::vector<std::string> cpu_text;
       for (int c : mine) cpu_text.push_back(std::to_string(c));
@@ -537,7 +538,7 @@ void add_dist_command(CLI::App& app, int& exit_code) {
       const auto db = store::ResultsStore::open(*db_path, /*read_only=*/true);
       const json p = project(*db, w.info.name, counts, *link_gbps, *latency_us);
       if (*as_json)
-        std::cout << p.dump(2) << '\n';
+        std::cout << json_text(p, 2) << '\n';
       else
         print_projection(p);
       return;
@@ -637,11 +638,11 @@ void add_dist_command(CLI::App& app, int& exit_code) {
       if (r.at("status") != "ok") exit_code = 1;
     if (*as_json) {
       json out = {{"workload", w.info.name}, {"spec", nlohmann::json(*spec)}, {"worlds", worlds}};
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
     } else {
       print_worlds(worlds);
       std::cout << fmt::format("stored as {} in {}\n",
-                               worlds.size() == 1 ? "world " + worlds[0]["id"].dump()
+                               worlds.size() == 1 ? "world " + json_text(worlds[0]["id"])
                                                   : fmt::format("{} worlds", worlds.size()),
                                db->path());
     }
@@ -663,7 +664,7 @@ void add_dist_command(CLI::App& app, int& exit_code) {
     const auto world = run::world_from_environment();
     if (!world) throw UsageError("_dist-worker needs RANK and WORLD_SIZE");
     const json r = run_worker(s, *world);
-    if (world->rank == 0) write_file_atomically(result, r.dump());
+    if (world->rank == 0) write_file_atomically(result, json_text(r));
   });
 }
 

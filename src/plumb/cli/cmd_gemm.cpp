@@ -23,6 +23,7 @@
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/platform/gemm_peaks.h"
@@ -279,7 +280,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
       out["shapes"].push_back(j);
     }
     if (f->measure.json) {
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
 

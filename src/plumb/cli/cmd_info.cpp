@@ -12,6 +12,7 @@
 #include "plumb/cli/layer_traffic_source.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/core/text.h"
 #include "plumb/profile/forward_cost.h"
@@ -167,7 +168,7 @@ void add_info_command(CLI::App& app) {
                                  {"output_shape", l.record.output_shape},
                                  {"calls", l.record.calls}});
       if (traffic) out["intensity"] = intensity_json(*traffic, *summary, intensity_batch);
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     std::cout << w.info.name << ": " << w.info.description << "\n"

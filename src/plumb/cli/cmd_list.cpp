@@ -5,6 +5,7 @@
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/table.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/workloads/all_workloads.h"
 
@@ -30,7 +31,7 @@ void add_list_command(CLI::App& app) {
                                     {"source", w->info.source},
                                     {"throughput_unit", w->info.throughput_unit}});
       }
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     Table table({"workload", "suites", "domain", "unit", "description"});

@@ -24,6 +24,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_json.h"
@@ -417,7 +418,7 @@ void add_memory_command(CLI::App& app, int& exit_code) {
                                {"verified_total_peak", capacity->verified_peak},
                                {"attempts", attempts}};
       }
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     print_table(session, scaling, flags->top);

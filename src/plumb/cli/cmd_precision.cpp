@@ -19,6 +19,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/int8_quantizer.h"
@@ -282,7 +283,7 @@ void add_precision_command(CLI::App& app, int& exit_code) {
         }
         out["selective_plan"] = p;
       }
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
 

@@ -12,6 +12,7 @@
 #include "plumb/cli/probe_source.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 
 namespace plumb::cli {
 namespace {
@@ -152,7 +153,7 @@ void add_probe_command(CLI::App& app) {
       nlohmann::ordered_json out = {{"reused", choice.reused}};
       const nlohmann::ordered_json stored = store::probe_json(choice.probe);
       for (const auto& [key, value] : stored.items()) out[key] = value;
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     print_probe(choice);

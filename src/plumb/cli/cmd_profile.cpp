@@ -20,6 +20,7 @@
 #include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/profile/trace_file.h"
@@ -244,7 +245,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
         const std::string title =
             fmt::format("{} {} batch {}, {} thread(s)", w.info.name, mode_name(o.mode),
                         o.config.get_int("batch"), o.threads);
-        write_file_atomically(path, profile::chrome_trace(result, title).dump());
+        write_file_atomically(path, json_text(profile::chrome_trace(result, title)));
         std::cerr << fmt::format("  trace of the last step ({} events): {}\n", result.trace.size(),
                                  path);
       }
@@ -289,7 +290,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                                {"category_share", shares}};
     }
     if (flags->measure.json) {
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     for (const auto& p : stored) print_pass(p, by, flags->top);

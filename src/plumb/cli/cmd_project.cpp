@@ -16,6 +16,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {
@@ -117,7 +118,7 @@ void add_project_command(CLI::App& app) {
       out["layers"] = demands.size();
       out["unmatched_layers"] = t.traffic.unmatched;
       out["points"] = points;
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     std::cout << fmt::format(

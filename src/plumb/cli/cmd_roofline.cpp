@@ -19,6 +19,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
@@ -147,7 +148,7 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
       out["rows"] = nlohmann::ordered_json::array();
       for (size_t i = 0; i < rows.size() && (f->top == 0 || i < f->top); ++i)
         out["rows"].push_back(placement_json(rows[i]));
-      std::cout << out.dump(2) << '\n';
+      std::cout << json_text(out, 2) << '\n';
       return;
     }
     std::cout << fmt::format("{} {} batch {}, {} thread(s); compute roof {} GFLOP/s ({})\n",

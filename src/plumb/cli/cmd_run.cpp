@@ -11,6 +11,7 @@
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/precision.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
@@ -113,12 +114,12 @@ void add_run_commands(CLI::App& app, int& exit_code) {
         if (done.back().result.status != run::RunStatus::kOk) exit_code = 1;
       }
       if (flags->json && done.size() == 1) {
-        std::cout << store::run_json(done.front(), /*with_samples=*/true).dump(2) << '\n';
+        std::cout << json_text(store::run_json(done.front(), /*with_samples=*/true), 2) << '\n';
       } else if (flags->json) {
         nlohmann::ordered_json out;
         out["runs"] = nlohmann::ordered_json::array();
         for (const auto& r : done) out["runs"].push_back(store::run_json(r, true));
-        std::cout << out.dump(2) << '\n';
+        std::cout << json_text(out, 2) << '\n';
       } else {
         for (const auto& r : done) print_run_human(r, db->path());
       }
@@ -162,7 +163,7 @@ void add_run_commands(CLI::App& app, int& exit_code) {
         nlohmann::ordered_json out;
         out["runs"] = nlohmann::ordered_json::array();
         for (const auto& r : done) out["runs"].push_back(store::run_json(r, false));
-        std::cout << out.dump(2) << '\n';
+        std::cout << json_text(out, 2) << '\n';
         return;
       }
       Table table(kSummaryHeader);

@@ -18,6 +18,7 @@
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/runner.h"
@@ -334,12 +335,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     }
     if (f->measure.json) {
       if (done.size() == 1) {
-        std::cout << store::serve_session_json(done.front()).dump(2) << '\n';
+        std::cout << json_text(store::serve_session_json(done.front()), 2) << '\n';
       } else {
         json out;
         out["sessions"] = json::array();
         for (const auto& s : done) out["sessions"].push_back(store::serve_session_json(s));
-        std::cout << out.dump(2) << '\n';
+        std::cout << json_text(out, 2) << '\n';
       }
     }
     if (!f->measure.json) std::cout << "stored in " << f->measure.db << '\n';

@@ -20,6 +20,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/forward_cost.h"
 #include "plumb/profile/memory_profiler.h"
@@ -254,7 +255,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     rec.wall_s = run::seconds_since(point_start);
     if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
         rec.wall_s > spec.budget.point_time_limit_s) {
-      rec.status = "timeout";
+      rec.status = run::kPointTimeoutStatus;
       rec.message = fmt::format(
           "the point took {:.1f} s, over the point_time_limit of {} s "
           "(its measurements are kept)",
@@ -295,7 +296,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     for (const auto& r : finished)
       out["finished"].push_back(
           {{"key", r.key}, {"status", r.status}, {"params", r.params}, {"metrics", r.metrics}});
-    std::cout << out.dump(2) << '\n';
+    std::cout << json_text(out, 2) << '\n';
     return;
   }
   std::cout << fmt::format(

@@ -32,6 +32,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
@@ -482,7 +483,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       if (f->measure.json) {
         json out = doc;
         out["id"] = session.id;
-        std::cout << out.dump(2) << '\n';
+        std::cout << json_text(out, 2) << '\n';
       } else {
         print_session(session);
         std::cout << "stored in " << f->measure.db << '\n';

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/json_text.h"
 #include "plumb/report/chart_library.h"
 
 namespace plumb::report {
@@ -203,10 +204,9 @@ std::string escape_html(std::string_view text) {
 }
 
 std::string script_json(const nlohmann::ordered_json& value) {
-  // dump() keeps UTF-8 as is; escape what could end the <script> element or open markup,
+  // json_text keeps UTF-8 as is; escape what could end the <script> element or open markup,
   // and U+2028/U+2029, which older JavaScript engines treat as line ends inside strings.
-  const std::string text =
-      value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  const std::string text = json_text(value);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {

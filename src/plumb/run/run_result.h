@@ -22,6 +22,9 @@ enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError, kUnsupported };
 const char* status_name(RunStatus status);
 // Every status, in the order of the enum (store CHECK constraints and parsing use it).
 const std::vector<RunStatus>& all_statuses();
+// A sweep point's one outcome beyond a run's: it ran, over its point_time_limit (its
+// measurements are kept). Sweep points store it; runs never have it.
+inline constexpr const char* kPointTimeoutStatus = "timeout";
 
 struct RunOptions {
   std::string workload;

@@ -2,11 +2,12 @@
 #include "plumb/run/stats.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <limits>
 
 #include <boost/math/distributions/students_t.hpp>
+
+#include "plumb/core/errors.h"
 
 namespace plumb::run {
 namespace {
@@ -54,8 +55,8 @@ double median_of(std::vector<double> xs) {
 }
 
 double percentile_sorted(const std::vector<double>& sorted, double q) {
-  assert(q >= 0 && q <= 1);
-  assert(std::is_sorted(sorted.begin(), sorted.end()));
+  PLUMB_ASSERT(q >= 0 && q <= 1, "a percentile outside [0, 1]");
+  PLUMB_ASSERT(std::is_sorted(sorted.begin(), sorted.end()), "percentile of unsorted samples");
   if (sorted.empty()) return kNaN;
   q = std::clamp(q, 0.0, 1.0);
   const double rank = q * static_cast<double>(sorted.size() - 1);
@@ -88,7 +89,8 @@ Summary summarize(const std::vector<double>& samples, double confidence) {
   s.stddev = s.cv = s.ci_half_width = s.ci_rel = kNaN;
   if (samples.empty()) return s;
   // Sorting a NaN breaks the ordering std::sort relies on; a NaN timing is a runner bug.
-  assert(std::none_of(samples.begin(), samples.end(), [](double x) { return std::isnan(x); }));
+  PLUMB_ASSERT(std::none_of(samples.begin(), samples.end(), [](double x) { return std::isnan(x); }),
+               "a NaN sample reached the statistics");
 
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());

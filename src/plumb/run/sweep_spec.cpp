@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 
 namespace plumb::run {
@@ -253,7 +254,7 @@ nlohmann::ordered_json canonical_json(const SweepSpec& s) {
 }
 
 std::string sweep_key(const SweepSpec& s) {
-  return canonical_json(s).dump();
+  return json_text(canonical_json(s));
 }
 
 std::vector<SweepPoint> expand(const SweepSpec& s) {

@@ -2,6 +2,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
@@ -35,7 +36,7 @@ int64_t ResultsStore::save_dist_world(const StoredDistWorld& w) {
                            .integer("gradient_bytes", w.gradient_bytes)
                            .integer("peak_rss_bytes", w.peak_rss_bytes)
                            .integer("environment_id", environment_id)
-                           .text("json", w.document.dump())
+                           .text("json", json_text(w.document))
                            .insert_into(*db_, "dist_worlds");
     tx.commit();
     return id;

@@ -2,12 +2,16 @@
 //
 // The JSON field names and CSV columns are a public interface (docs/json.md): scripts and
 // notebooks read them, so they change only together with plumb_schema_version.
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::store {
@@ -80,10 +84,24 @@ std::string csv_number(double x) {
   return std::isnan(x) ? "" : fmt::format("{}", x);
 }
 
+// A spreadsheet runs a cell that starts with =, +, - or @ (or a tab or carriage return) as a
+// formula, so a tag or config value could run one when the CSV is opened. Such text gets a
+// leading ' (the cell then shows as text); a field that is a plain number ("-1.5") stays one.
+// NUL bytes are dropped: spreadsheet and CSV tools stop reading a field at them.
+std::string csv_inert(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), '\0'), text.end());
+  if (text.empty() || std::string_view("=+-@\t\r").find(text.front()) == std::string_view::npos)
+    return text;
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  if (end == text.c_str() + text.size()) return text;
+  return "'" + text;
+}
+
 void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i > 0) out << ',';
-    out << csv_field(fields[i]);
+    out << csv_field(csv_inert(fields[i]));
   }
   out << '\n';
 }
@@ -239,7 +257,7 @@ void export_json(const ResultsStore& store, std::ostream& out) {
                                             {"agreement", json_number(p.error.agreement)},
                                             {"agreement_kind", p.error.agreement_kind},
                                             {"note", p.note}});
-  out << doc.dump(2) << '\n';
+  out << json_text(doc, 2) << '\n';
 }
 
 void export_csv(const ResultsStore& store, const std::string& table, std::ostream& out) {

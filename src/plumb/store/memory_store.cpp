@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/profile/memory_json.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
@@ -70,7 +71,7 @@ int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& optio
       .real("units_per_step", result.units_per_step)
       .text("throughput_unit", result.throughput_unit)
       .text("warnings_json", strings_json(result.warnings))
-      .text("breakdown_json", profile::to_json(b).dump());
+      .text("breakdown_json", json_text(profile::to_json(b)));
   return row.insert_into(db, "memory_profiles");
 }
 

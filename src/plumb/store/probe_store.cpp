@@ -2,6 +2,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
@@ -47,7 +48,7 @@ int64_t ResultsStore::save_probe(const StoredProbe& probe) {
                            .text("measured_at", probe.measured_at)
                            .real("seconds", probe.seconds)
                            .integer("environment_id", environment_id)
-                           .text("json", probe.document.dump())
+                           .text("json", json_text(probe.document))
                            .insert_into(*db_, "probes");
     tx.commit();
     return id;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/run/step_loop.h"
 
 #include "plumb/store/results_store.h"
@@ -62,8 +63,8 @@ int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
                          .real("units_per_step", result.units_per_step)
                          .text("throughput_unit", result.throughput_unit)
                          .boolean("steady_detected", result.steady_detected)
-                         .text("warmup_json", nlohmann::json(result.warmup_s).dump())
-                         .text("profiled_json", nlohmann::json(result.profiled_s).dump())
+                         .text("warmup_json", json_text(nlohmann::json(result.warmup_s)))
+                         .text("profiled_json", json_text(nlohmann::json(result.profiled_s)))
                          .text("warnings_json", strings_json(result.warnings))
                          .insert_into(db, "profiles");
   SQLite::Statement insert(
@@ -90,7 +91,7 @@ int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
     detail::Row()
         .integer("profile_id", id)
         .integer("nodes", static_cast<int64_t>(result.graph.nodes.size()))
-        .text("json", profile::graph_to_json(result.graph).dump())
+        .text("json", json_text(profile::graph_to_json(result.graph)))
         .insert_into(db, "profile_graphs");
   return id;
 }
@@ -183,7 +184,7 @@ int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c
                            .real("unfused_s", c.unfused_s)
                            .real("fused_s", c.fused_s)
                            .real("max_abs_diff", c.max_abs_diff)
-                           .text("graph_json", profile::graph_to_json(c.unfused_graph).dump())
+                           .text("graph_json", json_text(profile::graph_to_json(c.unfused_graph)))
                            .integer("environment_id", environment_id)
                            .insert_into(*db_, "fused_kernel_checks");
     tx.commit();

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
 
@@ -185,6 +186,11 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
     throw;
   } catch (const SQLite::Exception& e) {
     discard_created();
+    if (const std::string full = detail::full_disk_note(path); !full.empty())
+      throw UsageError(
+          fmt::format("cannot {} results database '{}': {}; free space there or "
+                      "pass another --db (what it holds is unchanged)",
+                      creating ? "create" : "open", path, full));
     throw UsageError(fmt::format(
         "cannot {} results database '{}': {}; check the path and its permissions or pass "
         "another --db",
@@ -223,7 +229,7 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .text("command", result.command)
           .text("status", run::status_name(result.status))
           .text("message", result.message)
-          .text("config_json", config.dump())
+          .text("config_json", json_text(config))
           .integer("environment_id", environment_id)
           .real("throughput", result.throughput)
           .text("throughput_unit", result.throughput_unit)
@@ -267,8 +273,15 @@ int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunRes
     tx.commit();
     return run_id;
   } catch (const SQLite::Exception& e) {
-    // The transaction has been rolled back by now: nothing of this run is stored.
-    detail::rethrow_save_error(e, "run of " + options.workload, path_);
+    // The transaction has been rolled back by now: nothing of this run is stored, so its
+    // figures go out with the error.
+    const std::string measured =
+        result.status == run::RunStatus::kOk
+            ? fmt::format("{:.6g} {}, median step {:.6g} s over {} steps; reproduce: {}",
+                          result.throughput, result.throughput_unit, result.step_time.median,
+                          result.step_time.n, result.command)
+            : fmt::format("{}: {}", run::status_name(result.status), result.message);
+    detail::rethrow_save_error(e, "run of " + options.workload, path_, measured);
   }
 }
 

@@ -1,6 +1,9 @@
 // Store internals shared by the run and profile tables (see rows.h).
 #include "plumb/store/rows.h"
 
+#include <sys/statvfs.h>
+
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -8,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/schema.h"
 
 namespace plumb::store::detail {
 
@@ -17,12 +22,12 @@ double real_or_nan(const SQLite::Column& c) {
 }
 
 std::string strings_json(const std::vector<std::string>& xs) {
-  return nlohmann::json(xs).dump();
+  return json_text(nlohmann::json(xs));
 }
 
 // Environments are shared between runs when identical (e.g. a sweep captures one).
 int64_t save_environment(SQLite::Database& db, const platform::Environment& env) {
-  const std::string json = platform::to_json(env).dump();
+  const std::string json = json_text(platform::to_json(env));
   SQLite::Statement find(db, "SELECT id FROM environments WHERE json = ?");
   find.bind(1, json);
   if (find.executeStep()) return find.getColumn(0).getInt64();
@@ -87,7 +92,7 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
       .text("command", pass.command)
       .text("status", run::status_name(pass.status))
       .text("message", pass.message)
-      .text("config_json", options.config.to_json().dump())
+      .text("config_json", json_text(options.config.to_json()))
       .integer("environment_id", environment_id);
   return row;
 }
@@ -113,11 +118,21 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
       platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
 }
 
+std::string full_disk_note(const std::string& path) {
+  struct statvfs fs {};
+  const std::string dir = directory_of(path);
+  if (::statvfs(dir.c_str(), &fs) != 0) return "";
+  const auto free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= (uint64_t{1} << 20)) return "";
+  return fmt::format("the disk holding '{}' is full ({} bytes free)", dir, free_bytes);
+}
+
 void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
-                        const std::string& path) {
+                        const std::string& path, const std::string& measured) {
   const int code = e.getErrorCode();
-  const std::string message = fmt::format(
-      "could not save the {} to '{}' (nothing of it was stored): {}", what, path, e.what());
+  std::string message = fmt::format("could not save the {} to '{}' (nothing of it was stored): {}",
+                                    what, path, e.what());
+  if (!measured.empty()) message += " [measured: " + measured + "]";
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
     throw UsageError(message +
                      "; another process holds the database locked: retry when it is done or "
@@ -126,6 +141,8 @@ void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
     throw UsageError(message +
                      "; the store was opened read-only or its file is not writable: fix "
                      "permissions or pass another --db");
+  if (const std::string full = full_disk_note(path); !full.empty())
+    throw UsageError(message + "; " + full + ": free space there or pass another --db");
   if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
     throw UsageError(message + "; free disk space or fix permissions, or pass another --db");
   throw std::runtime_error(message);

@@ -126,7 +126,15 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& recor
 
 // Throws for a failed write of `what` ("run of resnet50"): UsageError for conditions the user
 // can fix (locked, read-only, disk full), std::runtime_error for anything else (a plumb bug).
+// `measured`, when given, is the measurement's summary: the message carries it, so what was
+// measured reaches stderr instead of being lost with the write.
 [[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
-                                     const std::string& path);
+                                     const std::string& path, const std::string& measured = "");
+
+// "the disk holding '<dir>' is full (N bytes free)" when the file system of `path` has (almost)
+// no space left for SQLite to write to (below 1 MiB), "" otherwise. SQLite reports a full
+// disk as SQLITE_FULL only when the write itself fails; creating its side files there fails
+// as a plain "disk I/O error", so the space is looked at directly.
+std::string full_disk_note(const std::string& path);
 
 }  // namespace plumb::store::detail

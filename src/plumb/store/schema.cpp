@@ -233,7 +233,7 @@ CREATE TABLE sweep_points (
   mode         TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
   params_json  TEXT NOT NULL,
   status       TEXT NOT NULL
-               CHECK (status IN (@STATUSES@, 'timeout')),
+               CHECK (status IN (@POINT_STATUSES@)),
   message      TEXT NOT NULL,
   run_id       INTEGER REFERENCES runs(id),
   memory_id    INTEGER REFERENCES memory_profiles(id),
@@ -453,10 +453,17 @@ std::string status_list() {
   return out;
 }
 
+// ... and of a sweep point's: a run's and the point's own timeout.
+std::string point_status_list() {
+  return status_list() + fmt::format(", '{}'", run::kPointTimeoutStatus);
+}
+
 std::string with_statuses(std::string sql) {
-  const std::string placeholder = "@STATUSES@";
-  for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder))
-    sql.replace(at, placeholder.size(), status_list());
+  for (const auto& [placeholder, list] :
+       {std::pair<std::string, std::string>{"@POINT_STATUSES@", point_status_list()},
+        {"@STATUSES@", status_list()}})
+    for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder))
+      sql.replace(at, placeholder.size(), list);
   return sql;
 }
 
@@ -503,8 +510,9 @@ void widen_status_check(SQLite::Database& db, const std::string& table) {
   const auto list_begin = begin + check.size();
   const auto list_end = sql.find(')', list_begin);
   const std::string old_list = sql.substr(list_begin, list_end - list_begin);
-  const bool timeout = old_list.find("'timeout'") != std::string::npos;
-  sql.replace(list_begin, list_end - list_begin, status_list() + (timeout ? ", 'timeout'" : ""));
+  const bool point =
+      old_list.find(fmt::format("'{}'", run::kPointTimeoutStatus)) != std::string::npos;
+  sql.replace(list_begin, list_end - list_begin, point ? point_status_list() : status_list());
   const std::string rebuilt = table + "__rebuilt";
   sql.replace(sql.find(table), table.size(), rebuilt);  // "CREATE TABLE <table> (" comes first
   std::vector<std::string> indexes;

@@ -4,6 +4,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
@@ -81,7 +82,7 @@ void ResultsStore::save_serve_session(StoredServeSession& s,
                            .text("tag", s.tag)
                            .text("command", s.command)
                            .integer("environment_id", environment_id)
-                           .text("json", s.document.dump())
+                           .text("json", json_text(s.document))
                            .insert_into(*db_, "serve_sessions");
     for (size_t i = 0; i < s.measurements.size(); ++i) {
       auto& m = s.measurements[i];

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/json_text.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
@@ -56,7 +57,7 @@ int64_t insert_point(SQLite::Database& db, const SweepPointRecord& p) {
       .integer("point_index", p.index)
       .text("point_key", p.key)
       .text("mode", p.mode)
-      .text("params_json", p.params.dump())
+      .text("params_json", json_text(p.params))
       .text("status", p.status)
       .text("message", p.message);
   if (p.run_id > 0) {
@@ -74,7 +75,7 @@ int64_t insert_point(SQLite::Database& db, const SweepPointRecord& p) {
   } else {
     row.null("profile_id");
   }
-  return row.text("metrics_json", p.metrics.dump())
+  return row.text("metrics_json", json_text(p.metrics))
       .real("warmup_s", p.warmup_s)
       .real("measure_s", p.measure_s)
       .real("wall_s", p.wall_s)

@@ -2,6 +2,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
@@ -25,7 +26,7 @@ void ResultsStore::save_tune_session(StoredTuneSession& s) {
                .text("best_command", s.best_command)
                .text("tag", s.tag)
                .integer("environment_id", environment_id)
-               .text("json", s.document.dump())
+               .text("json", json_text(s.document))
                .insert_into(*db_, "tune_sessions");
     tx.commit();
   } catch (const SQLite::Exception& e) {

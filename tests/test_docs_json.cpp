@@ -1,0 +1,57 @@
+// docs/json.md is the JSON interface's reference: the schema version it states is the one
+// plumb export prints, and every field plumb run --json and plumb export print at the top level
+// (and in a run's environment) is documented there.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
+
+namespace plumb {
+namespace {
+
+using testing::Cli;
+
+std::string json_doc() {
+  const auto path =
+      std::filesystem::path(__FILE__).parent_path().parent_path() / "docs" / "json.md";
+  return testing::slurp(path);
+}
+
+// Every key of `object` appears in `doc` as `key` (in backquotes) or "key" (in an example).
+void expect_documented(const nlohmann::json& object, const std::string& doc,
+                       const std::string& where) {
+  for (const auto& item : object.items())
+    EXPECT_TRUE(doc.find("`" + item.key() + "`") != std::string::npos ||
+                doc.find("\"" + item.key() + "\"") != std::string::npos ||
+                doc.find(item.key() + ",") != std::string::npos ||
+                doc.find(item.key() + "}") != std::string::npos)
+        << where << " prints '" << item.key() << "', which docs/json.md does not mention";
+}
+
+TEST_F(Cli, JsonReferenceMatchesWhatTheBinaryPrints) {
+  const std::string doc = json_doc();
+  ASSERT_FALSE(doc.empty());
+  const auto run = plumb(quick_run_args() + " --json --db " + db());
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto run_doc = nlohmann::json::parse(run.out);
+  expect_documented(run_doc, doc, "plumb run --json");
+  expect_documented(run_doc.at("environment"), doc, "a run's environment");
+
+  const auto exported = plumb("export --format json --db " + db());
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  const auto export_doc = nlohmann::json::parse(exported.out);
+  expect_documented(export_doc, doc, "plumb export --format json");
+  std::smatch stated;
+  ASSERT_TRUE(std::regex_search(doc, stated, std::regex("\"plumb_schema_version\": ([0-9]+)")))
+      << "docs/json.md states no plumb_schema_version";
+  EXPECT_EQ(std::stoi(stated[1]), export_doc.at("plumb_schema_version").get<int>())
+      << "docs/json.md states another schema version than plumb export prints";
+}
+
+}  // namespace
+}  // namespace plumb
