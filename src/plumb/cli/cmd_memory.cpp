@@ -25,6 +25,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_json.h"
@@ -64,6 +65,7 @@ class MemorySession {
 
   // Profiles one batch (limit 0: the machine's available memory) and stores it.
   const store::StoredMemoryProfile& measure(int64_t batch, int64_t limit_bytes) {
+    kill_point("memory-search");
     run::RunOptions o = flags_.run;
     o.workload = workload_.info.name;
     o.mode = parse_mode(flags_.mode);

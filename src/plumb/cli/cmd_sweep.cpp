@@ -21,6 +21,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/forward_cost.h"
 #include "plumb/profile/memory_profiler.h"
@@ -164,6 +165,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
   std::vector<store::SweepPointRecord> finished;
   for (size_t i = 0; i < todo.size(); ++i) {
     const run::SweepPoint& p = *todo[i];
+    kill_point("sweep-point");
     const auto point_start = Clock::now();
     run::RunOptions o;
     o.workload = w.info.name;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/kill_point.h"
 
 namespace plumb {
 
@@ -28,6 +29,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
       throw UsageError(fmt::format("writing '{}' failed (disk full?)", path));
     }
   }
+  kill_point("file-write");
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw UsageError(fmt::format("cannot replace '{}': check its permissions", path));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/profile/op_observer.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/step_loop.h"
@@ -105,6 +106,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
         if (captured) observer.capture_graph(true);
         const int64_t start_ns = run::steady_now_ns();
         p.profiled_s.push_back(loop.step());
+        kill_point("profile");
         wall += p.profiled_s.back();
         if (captured) {
           observer.capture_graph(false);

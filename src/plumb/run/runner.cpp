@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/core/text.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/step_loop.h"
@@ -25,6 +26,7 @@ void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
   double cpu_start = process_cpu_seconds();
   while (true) {
     r.samples_s.push_back(loop.step());
+    kill_point("sampling");
     const size_t n = r.samples_s.size();
     if (n >= o.min_samples) {
       r.step_time = summarize(r.samples_s);

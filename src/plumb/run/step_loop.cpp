@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/core/text.h"
 #include "plumb/run/precision_session.h"
 
@@ -108,6 +109,7 @@ void warm_up(StepLoop& loop, const RunOptions& o, RunResult& r, const ProgressFn
   auto start = Clock::now();
   while (true) {
     r.warmup_s.push_back(loop.step());
+    kill_point("warmup");
     if (tail_is_steady(r.warmup_s, o.steady)) {
       r.steady_detected = true;
       break;

@@ -18,6 +18,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
 
@@ -270,6 +271,7 @@ int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunRes
     // timeout) instead of failing half-way through with SQLITE_BUSY.
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t run_id = detail::insert_run(*db_, options, result, environment, tag);
+    kill_point("storing");
     tx.commit();
     return run_id;
   } catch (const SQLite::Exception& e) {
