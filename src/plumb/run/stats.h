@@ -23,6 +23,23 @@ struct Summary {
   double ci_rel = kNaN;                       // ci_half_width / mean
 };
 
+// Every statistic of a Summary but n, once: the store's columns of a run (named so), its reads
+// and writes, a run's JSON ("step_time", or "latency" for the per-step latency percentiles)
+// and the CSV export's columns all walk this list, in this order.
+struct SummaryStatistic {
+  const char* name;
+  double Summary::*value;
+  bool latency;  // one of the latency percentiles (the run JSON's "latency" object)
+};
+inline constexpr SummaryStatistic kSummaryStatistics[] = {
+    {"mean", &Summary::mean, false},     {"median", &Summary::median, false},
+    {"min", &Summary::min, false},       {"p5", &Summary::p5, false},
+    {"p95", &Summary::p95, false},       {"max", &Summary::max, false},
+    {"stddev", &Summary::stddev, false}, {"cv", &Summary::cv, false},
+    {"ci_rel", &Summary::ci_rel, false}, {"ci_half_width", &Summary::ci_half_width, false},
+    {"p50", &Summary::p50, true},        {"p90", &Summary::p90, true},
+    {"p99", &Summary::p99, true}};
+
 double mean_of(const std::vector<double>& xs);
 double stddev_of(const std::vector<double>& xs);  // sample stddev (n-1)
 double median_of(std::vector<double> xs);

@@ -37,19 +37,12 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["started_at"] = res.started_at;
   j["throughput"] = json_number(res.throughput);
   j["throughput_unit"] = res.throughput_unit;
-  j["step_time"] = {{"mean", json_number(s.mean)},
-                    {"median", json_number(s.median)},
-                    {"min", json_number(s.min)},
-                    {"p5", json_number(s.p5)},
-                    {"p95", json_number(s.p95)},
-                    {"max", json_number(s.max)},
-                    {"stddev", json_number(s.stddev)},
-                    {"cv", json_number(s.cv)},
-                    {"ci_rel", json_number(s.ci_rel)},
-                    {"ci_half_width", json_number(s.ci_half_width)},
-                    {"n", s.n}};
-  j["latency"] = {
-      {"p50", json_number(s.p50)}, {"p90", json_number(s.p90)}, {"p99", json_number(s.p99)}};
+  j["step_time"] = nlohmann::ordered_json::object();
+  j["latency"] = nlohmann::ordered_json::object();
+  for (const auto& statistic : run::kSummaryStatistics)
+    j[statistic.latency ? "latency" : "step_time"][statistic.name] =
+        json_number(s.*statistic.value);
+  j["step_time"]["n"] = s.n;
   j["warmup_iterations"] = r.warmup_iterations;
   j["steady_detected"] = res.steady_detected;
   j["target_met"] = res.target_met;
@@ -108,72 +101,40 @@ void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
 
 void export_runs_csv(const ResultsStore& store, std::ostream& out) {
   // Nested JSON names flattened with '_' (step_time.mean -> step_time_mean).
-  write_csv_row(out, {"id",
-                      "workload",
-                      "mode",
-                      "batch",
-                      "threads",
-                      "device",
-                      "tag",
-                      "status",
-                      "throughput",
-                      "throughput_unit",
-                      "step_time_mean",
-                      "step_time_median",
-                      "step_time_min",
-                      "step_time_p5",
-                      "step_time_p95",
-                      "step_time_max",
-                      "step_time_stddev",
-                      "step_time_cv",
-                      "step_time_ci_rel",
-                      "step_time_ci_half_width",
-                      "step_time_n",
-                      "latency_p50",
-                      "latency_p90",
-                      "latency_p99",
-                      "started_at",
-                      "host",
-                      "cpu_model",
-                      "libtorch_version",
-                      "plumb_version",
-                      "git_commit",
-                      "command"});
+  // The statistics' columns: step_time_<name> ..., step_time_n, then latency_<name> ...
+  const auto with_statistics = [](std::vector<std::string> head,
+                                  const std::vector<std::string>& step_time, const std::string& n,
+                                  const std::vector<std::string>& latency,
+                                  const std::vector<std::string>& tail) {
+    head.insert(head.end(), step_time.begin(), step_time.end());
+    head.push_back(n);
+    head.insert(head.end(), latency.begin(), latency.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  std::vector<std::string> step_time_names, latency_names;
+  for (const auto& statistic : run::kSummaryStatistics)
+    (statistic.latency ? latency_names : step_time_names)
+        .push_back((statistic.latency ? "latency_" : "step_time_") + std::string(statistic.name));
+  write_csv_row(out, with_statistics({"id", "workload", "mode", "batch", "threads", "device", "tag",
+                                      "status", "throughput", "throughput_unit"},
+                                     step_time_names, "step_time_n", latency_names,
+                                     {"started_at", "host", "cpu_model", "libtorch_version",
+                                      "plumb_version", "git_commit", "command"}));
   for (const StoredRun& r : store.load_runs(false)) {
     const run::RunResult& res = r.result;
     const run::Summary& s = res.step_time;
     const platform::Environment& e = r.environment;
-    write_csv_row(out, {std::to_string(r.id),
-                        r.workload,
-                        r.mode,
-                        std::to_string(r.batch),
-                        std::to_string(r.threads),
-                        r.device,
-                        r.tag,
-                        run::status_name(res.status),
-                        csv_number(res.throughput),
-                        res.throughput_unit,
-                        csv_number(s.mean),
-                        csv_number(s.median),
-                        csv_number(s.min),
-                        csv_number(s.p5),
-                        csv_number(s.p95),
-                        csv_number(s.max),
-                        csv_number(s.stddev),
-                        csv_number(s.cv),
-                        csv_number(s.ci_rel),
-                        csv_number(s.ci_half_width),
-                        std::to_string(s.n),
-                        csv_number(s.p50),
-                        csv_number(s.p90),
-                        csv_number(s.p99),
-                        res.started_at,
-                        e.host,
-                        e.cpu_model,
-                        e.libtorch_version,
-                        e.plumb_version,
-                        e.git_commit,
-                        res.command});
+    std::vector<std::string> step_time, latency;
+    for (const auto& statistic : run::kSummaryStatistics)
+      (statistic.latency ? latency : step_time).push_back(csv_number(s.*statistic.value));
+    write_csv_row(out, with_statistics({std::to_string(r.id), r.workload, r.mode,
+                                        std::to_string(r.batch), std::to_string(r.threads),
+                                        r.device, r.tag, run::status_name(res.status),
+                                        csv_number(res.throughput), res.throughput_unit},
+                                       step_time, std::to_string(s.n), latency,
+                                       {res.started_at, e.host, e.cpu_model, e.libtorch_version,
+                                        e.plumb_version, e.git_commit, res.command}));
   }
 }
 

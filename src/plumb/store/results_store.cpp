@@ -74,19 +74,8 @@ StoredRun read_run_row(const SQLite::Statement& st) {
 
   run::Summary& s = res.step_time;
   s.n = static_cast<size_t>(st.getColumn("n").getInt64());
-  s.mean = real_or_nan(st.getColumn("mean"));
-  s.median = real_or_nan(st.getColumn("median"));
-  s.min = real_or_nan(st.getColumn("min"));
-  s.p5 = real_or_nan(st.getColumn("p5"));
-  s.p95 = real_or_nan(st.getColumn("p95"));
-  s.max = real_or_nan(st.getColumn("max"));
-  s.stddev = real_or_nan(st.getColumn("stddev"));
-  s.cv = real_or_nan(st.getColumn("cv"));
-  s.ci_half_width = real_or_nan(st.getColumn("ci_half_width"));
-  s.ci_rel = real_or_nan(st.getColumn("ci_rel"));
-  s.p50 = real_or_nan(st.getColumn("p50"));
-  s.p90 = real_or_nan(st.getColumn("p90"));
-  s.p99 = real_or_nan(st.getColumn("p99"));
+  for (const auto& statistic : run::kSummaryStatistics)
+    s.*statistic.value = real_or_nan(st.getColumn(statistic.name));
   return r;
 }
 
@@ -213,9 +202,11 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
   const run::Summary& s = result.step_time;
   const int64_t environment_id = save_environment(db, environment);
 
+  Row row;
+  for (const auto& statistic : run::kSummaryStatistics)
+    row.real(statistic.name, s.*statistic.value);
   const int64_t run_id =
-      Row()
-          .text("started_at", result.started_at)
+      row.text("started_at", result.started_at)
           .text("workload", options.workload)
           .text("mode", mode_name(options.mode))
           .integer("batch", batch)
@@ -243,19 +234,6 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .real("cpu_utilization", result.cpu_utilization)
           .text("warnings_json", strings_json(result.warnings))
           .integer("n", static_cast<int64_t>(s.n))
-          .real("mean", s.mean)
-          .real("median", s.median)
-          .real("min", s.min)
-          .real("p5", s.p5)
-          .real("p95", s.p95)
-          .real("max", s.max)
-          .real("stddev", s.stddev)
-          .real("cv", s.cv)
-          .real("ci_half_width", s.ci_half_width)
-          .real("ci_rel", s.ci_rel)
-          .real("p50", s.p50)
-          .real("p90", s.p90)
-          .real("p99", s.p99)
           .insert_into(db, "runs");
   save_samples(db, run_id, "warmup", result.warmup_s);
   save_samples(db, run_id, "measure", result.samples_s);
