@@ -71,5 +71,22 @@ TEST(StoreWriteFailure, TheErrorCarriesTheMeasurement) {
   }
 }
 
+// The line a lost run leaves: its figures and reproducer, or why it did not succeed.
+TEST(StoreWriteFailure, ARunsFiguresFitInOneLine) {
+  run::RunResult ok;
+  ok.throughput = 1234.5;
+  ok.throughput_unit = "images/s";
+  ok.step_time.median = 0.0125;
+  ok.step_time.n = 40;
+  ok.command = "plumb run resnet50 --batch 8";
+  EXPECT_EQ(store::detail::measured_run(ok),
+            "1234.5 images/s, median step 0.0125 s over 40 steps; reproduce: plumb run resnet50 "
+            "--batch 8");
+  run::RunResult failed;
+  failed.status = run::RunStatus::kOutOfMemory;
+  failed.message = "batch 4096 does not fit";
+  EXPECT_EQ(store::detail::measured_run(failed), "out_of_memory: batch 4096 does not fit");
+}
+
 }  // namespace
 }  // namespace plumb

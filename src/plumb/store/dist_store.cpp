@@ -41,7 +41,10 @@ int64_t ResultsStore::save_dist_world(const StoredDistWorld& w) {
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {
-    detail::rethrow_save_error(e, "data-parallel measurement of " + w.workload, path_);
+    detail::rethrow_save_error(
+        e, "data-parallel measurement of " + w.workload, path_,
+        fmt::format("{} workers, {:.6g} {}, step {:.6g} s, exposed communication {:.6g} s",
+                    w.workers, w.throughput, w.throughput_unit, w.step_mean_s, w.exposed_s));
   }
 }
 

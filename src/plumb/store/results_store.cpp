@@ -255,13 +255,8 @@ int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunRes
   } catch (const SQLite::Exception& e) {
     // The transaction has been rolled back by now: nothing of this run is stored, so its
     // figures go out with the error.
-    const std::string measured =
-        result.status == run::RunStatus::kOk
-            ? fmt::format("{:.6g} {}, median step {:.6g} s over {} steps; reproduce: {}",
-                          result.throughput, result.throughput_unit, result.step_time.median,
-                          result.step_time.n, result.command)
-            : fmt::format("{}: {}", run::status_name(result.status), result.message);
-    detail::rethrow_save_error(e, "run of " + options.workload, path_, measured);
+    detail::rethrow_save_error(e, "run of " + options.workload, path_,
+                               detail::measured_run(result));
   }
 }
 

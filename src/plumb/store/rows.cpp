@@ -118,6 +118,14 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
       platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
 }
 
+std::string measured_run(const run::RunResult& result) {
+  if (result.status != run::RunStatus::kOk)
+    return fmt::format("{}: {}", run::status_name(result.status), result.message);
+  return fmt::format("{:.6g} {}, median step {:.6g} s over {} steps; reproduce: {}",
+                     result.throughput, result.throughput_unit, result.step_time.median,
+                     result.step_time.n, result.command);
+}
+
 std::string full_disk_note(const std::string& path) {
   struct statvfs fs {};
   const std::string dir = directory_of(path);

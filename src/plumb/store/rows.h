@@ -131,6 +131,10 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& recor
 [[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                                      const std::string& path, const std::string& measured = "");
 
+// A run's figures in one line, for the error of a write that lost it: throughput, median
+// step, steps and the reproducer (or its status and message when it did not succeed).
+std::string measured_run(const run::RunResult& result);
+
 // "the disk holding '<dir>' is full (N bytes free)" when the file system of `path` has (almost)
 // no space left for SQLite to write to (below 1 MiB), "" otherwise. SQLite reports a full
 // disk as SQLITE_FULL only when the write itself fails; creating its side files there fails

@@ -209,7 +209,7 @@ int64_t ResultsStore::save_sweep_point(SweepPointRecord& point, const run::RunOp
     tx.commit();
     return point.id;
   } catch (const SQLite::Exception& e) {
-    detail::rethrow_save_error(e, "sweep point " + point.key, path_);
+    detail::rethrow_save_error(e, "sweep point " + point.key, path_, detail::measured_run(run));
   }
 }
 

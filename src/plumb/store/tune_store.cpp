@@ -30,7 +30,10 @@ void ResultsStore::save_tune_session(StoredTuneSession& s) {
                .insert_into(*db_, "tune_sessions");
     tx.commit();
   } catch (const SQLite::Exception& e) {
-    detail::rethrow_save_error(e, "tuning result of " + s.workload, path_);
+    detail::rethrow_save_error(
+        e, "tuning result of " + s.workload, path_,
+        fmt::format("best/stock {:.3g} [{:.3g}, {:.3g}]; best: {}", s.speedup, s.speedup_low,
+                    s.speedup_high, s.best_command));
   }
 }
 
