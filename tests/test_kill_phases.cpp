@@ -4,7 +4,7 @@
 // a report being written never replaces the good one with a part of itself.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <cstdlib>
 #include <string>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -22,19 +22,12 @@ constexpr int kKilled = 137;
 
 class KillCli : public Cli {
  protected:
+  // `args` with PLUMB_KILL_AT=`phase` in the environment the binary inherits.
   testing::Result killed_at(const std::string& phase, const std::string& args) {
-    return plumb("env PLUMB_KILL_AT=" + phase + " " + PLUMB_BINARY + " " + args);
-  }
-  // Runs `args` through the fixture as usual (the binary's path comes first).
-  testing::Result plumb(const std::string& args) {
-    if (args.rfind("env ", 0) == 0) {
-      const std::string cmd =
-          args + " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
-      const int status = std::system(cmd.c_str());
-      return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::slurp(dir_ / "out"),
-              testing::slurp(dir_ / "err")};
-    }
-    return Cli::plumb(args);
+    setenv("PLUMB_KILL_AT", phase.c_str(), 1);
+    const auto r = plumb(args);
+    unsetenv("PLUMB_KILL_AT");
+    return r;
   }
   void expect_consistent() {
     SQLite::Database d(db(), SQLite::OPEN_READONLY);

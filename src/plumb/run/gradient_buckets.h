@@ -85,8 +85,8 @@ class GradientReducer {
   int64_t gradient_bytes_ = 0;
   size_t next_launch_ = 0;
   bool in_step_ = false;
-  std::atomic<uint64_t> step_number_{
-      0};                  // a late completion callback of an earlier step is ignored
+  // Counts backward passes: a late completion callback of an earlier step is ignored.
+  std::atomic<uint64_t> step_number_{0};
   std::mutex mutex_;       // hooks may run on several autograd threads
   std::mutex done_mutex_;  // completion callbacks run on the communication library's threads
   StepTimeline timeline_;

@@ -99,42 +99,49 @@ void write_csv_row(std::ostream& out, const std::vector<std::string>& fields) {
   out << '\n';
 }
 
+// A run's statistics as CSV fields, in kSummaryStatistics' order with step_time_n before the
+// latency ones: their column names (no summary) or their values.
+std::vector<std::string> statistic_fields(const run::Summary* s) {
+  std::vector<std::string> out;
+  bool n_written = false;
+  for (const auto& statistic : run::kSummaryStatistics) {
+    if (statistic.latency && !n_written) {
+      out.push_back(s != nullptr ? std::to_string(s->n) : "step_time_n");
+      n_written = true;
+    }
+    out.push_back(s != nullptr ? csv_number(s->*statistic.value)
+                               : (statistic.latency ? "latency_" : "step_time_") +
+                                     std::string(statistic.name));
+  }
+  return out;
+}
+
+// `head`, then the statistics' fields, then `tail`: one row of the runs table.
+std::vector<std::string> runs_row(std::vector<std::string> head, const run::Summary* s,
+                                  const std::vector<std::string>& tail) {
+  const auto statistics = statistic_fields(s);
+  head.insert(head.end(), statistics.begin(), statistics.end());
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 void export_runs_csv(const ResultsStore& store, std::ostream& out) {
   // Nested JSON names flattened with '_' (step_time.mean -> step_time_mean).
-  // The statistics' columns: step_time_<name> ..., step_time_n, then latency_<name> ...
-  const auto with_statistics = [](std::vector<std::string> head,
-                                  const std::vector<std::string>& step_time, const std::string& n,
-                                  const std::vector<std::string>& latency,
-                                  const std::vector<std::string>& tail) {
-    head.insert(head.end(), step_time.begin(), step_time.end());
-    head.push_back(n);
-    head.insert(head.end(), latency.begin(), latency.end());
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-  };
-  std::vector<std::string> step_time_names, latency_names;
-  for (const auto& statistic : run::kSummaryStatistics)
-    (statistic.latency ? latency_names : step_time_names)
-        .push_back((statistic.latency ? "latency_" : "step_time_") + std::string(statistic.name));
-  write_csv_row(out, with_statistics({"id", "workload", "mode", "batch", "threads", "device", "tag",
-                                      "status", "throughput", "throughput_unit"},
-                                     step_time_names, "step_time_n", latency_names,
-                                     {"started_at", "host", "cpu_model", "libtorch_version",
-                                      "plumb_version", "git_commit", "command"}));
+  write_csv_row(out, runs_row({"id", "workload", "mode", "batch", "threads", "device", "tag",
+                               "status", "throughput", "throughput_unit"},
+                              nullptr,
+                              {"started_at", "host", "cpu_model", "libtorch_version",
+                               "plumb_version", "git_commit", "command"}));
   for (const StoredRun& r : store.load_runs(false)) {
     const run::RunResult& res = r.result;
-    const run::Summary& s = res.step_time;
     const platform::Environment& e = r.environment;
-    std::vector<std::string> step_time, latency;
-    for (const auto& statistic : run::kSummaryStatistics)
-      (statistic.latency ? latency : step_time).push_back(csv_number(s.*statistic.value));
-    write_csv_row(out, with_statistics({std::to_string(r.id), r.workload, r.mode,
-                                        std::to_string(r.batch), std::to_string(r.threads),
-                                        r.device, r.tag, run::status_name(res.status),
-                                        csv_number(res.throughput), res.throughput_unit},
-                                       step_time, std::to_string(s.n), latency,
-                                       {res.started_at, e.host, e.cpu_model, e.libtorch_version,
-                                        e.plumb_version, e.git_commit, res.command}));
+    write_csv_row(
+        out, runs_row({std::to_string(r.id), r.workload, r.mode, std::to_string(r.batch),
+                       std::to_string(r.threads), r.device, r.tag, run::status_name(res.status),
+                       csv_number(res.throughput), res.throughput_unit},
+                      &res.step_time,
+                      {res.started_at, e.host, e.cpu_model, e.libtorch_version, e.plumb_version,
+                       e.git_commit, res.command}));
   }
 }
 
