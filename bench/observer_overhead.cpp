@@ -133,9 +133,9 @@ int main(int argc, char** argv) {
         loop, rounds, steps, [&] { observer.capture_graph(true); },
         [&] {
           observer.capture_graph(false);
-          const int64_t start = plumb::run::steady_now_ns();
+          const int64_t start = plumb::steady_now_ns();
           nodes = plumb::profile::build_step_graph(observer, start, 0).nodes.size();
-          build_s += static_cast<double>(plumb::run::steady_now_ns() - start) * 1e-9;
+          build_s += static_cast<double>(plumb::steady_now_ns() - start) * 1e-9;
           ++builds;
         },
         [&] { observer.clear(); });

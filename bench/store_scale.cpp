@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 double timed(const std::string& command) {
   const auto start = Clock::now();
   const int status = std::system(command.c_str());
-  const double s = run::seconds_since(start);
+  const double s = seconds_since(start);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "failed: %s\n", command.c_str());
     std::exit(1);
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < profiles; ++i)
     store->save_profile(o, profile, env, "group" + std::to_string(i % 20),
                         "tag" + std::to_string(i % 50));
-  const double build_s = run::seconds_since(start);
+  const double build_s = seconds_since(start);
   store.reset();
   std::printf(
       "store: %d runs of %zu samples, %d profiles of %zu operators; built in %.1f s, "

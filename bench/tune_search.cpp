@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   analysis::HalvingOptions o;
   o.budget_s = 3600;  // the search runs to its finalist: its own time is the figure
   const auto search = analysis::successive_halving(points, search_trials, o);
-  const double search_s = run::seconds_since(start);
+  const double search_s = seconds_since(start);
   if (search.ranking.empty()) {
     std::fprintf(stderr, "the search found no configuration: %s\n", search.stop_reason.c_str());
     return 1;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   start = Clock::now();
   run::TrialRunner grid_trials(w, space);
   const auto grid = grid_trials(points, steps);
-  const double grid_s = run::seconds_since(start);
+  const double grid_s = seconds_since(start);
   size_t grid_pick = 0;
   for (size_t i = 0; i < grid.size(); ++i)
     if (grid[i].ok && grid[i].throughput > grid[grid_pick].throughput) grid_pick = i;

@@ -17,6 +17,7 @@ packages=(
   libyaml-cpp-dev         # sweep specs in YAML
   libboost-dev            # Boost.Math (Student-t quantiles)
   googletest libgtest-dev libbenchmark-dev
+  clang libclang-rt-14-dev  # libFuzzer: the fuzz targets of the test suite (tests/fuzz)
   chromium fonts-dejavu-core  # the report's browser test renders it headless, offline
   libpng-dev              # ... and reads the pixels of its screenshot
 )

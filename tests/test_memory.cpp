@@ -137,9 +137,9 @@ profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch
   o.mode = mode;
   o.config = w.default_config();
   o.config.set_int("batch", batch);
+  if (return_freed_memory) o.heap = HeapPolicy::kReturn;
   profile::MemoryOptions m;
   m.limit_bytes = limit;
-  m.return_freed_memory = return_freed_memory;
   return profile::profile_memory(w, o, m);
 }
 

@@ -347,6 +347,7 @@ TEST_F(StoreTest, ExportJsonHasDocumentedFields) {
                                                "environment",
                                                "warnings",
                                                "precision_notes",
+                                               "injected_delay_ms",
                                                "samples",
                                                "warmup_samples"};
   EXPECT_EQ(keys, documented);
@@ -451,9 +452,65 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
   }
 }
 
-// A file written by an older plumb (here v1: runs only, and v2: no probes) is upgraded in
-// place on the first writing open: its runs stay, the newer tables appear, and probes can be
-// stored and read back.
+// Schema 12 stores what a record did on purpose as fields: the testing aid's step delay (a
+// column) and a memory pass's --rss-check (its heap policy, return: the same mechanism). A
+// file of schema 11 had them only as a run's warning and a pass's command line: read without
+// upgrading and after the upgrade, they come back the same.
+TEST_F(StoreTest, DeliberateSettingsAreStoredAndRecoveredFromOlderFiles) {
+  const std::string db = file("v11.db");
+  run::RunResult slowed = make_result();
+  slowed.injected_delay_ms = 2.5;
+  slowed.warnings = {
+      "PLUMB_INJECT_STEP_DELAY_MS adds 2.5 ms to every step: a testing aid (docs/compare.md), "
+      "these timings are not the workload's"};
+  profile::MemoryProfileResult checked;
+  checked.command = "plumb memory cnn --mode train --batch 4 --threads 1 --seed 0 --rss-check";
+  profile::MemoryProfileResult plain;
+  plain.command = "plumb memory cnn --mode train --batch 4 --threads 1 --seed 0";
+  {
+    auto store = ResultsStore::open(db);
+    store->save_run(make_options(), slowed, make_environment());
+    store->save_run(make_options(), make_result(), make_environment());
+    // As schema 11 stored a --rss-check pass: heap keep, the flag in its command.
+    store->save_memory_profile(make_options(), checked, make_environment(), "g");
+    store->save_memory_profile(make_options(), plain, make_environment(), "g");
+  }
+  const auto expect_fields = [&](const ResultsStore& store, const std::string& when) {
+    const auto runs = store.load_runs(false);
+    ASSERT_EQ(runs.size(), 2u) << when;
+    EXPECT_DOUBLE_EQ(runs[0].result.injected_delay_ms, 2.5) << when;
+    EXPECT_DOUBLE_EQ(runs[1].result.injected_delay_ms, 0) << when;
+    EXPECT_EQ(run_json(runs[0], false).at("injected_delay_ms").get<double>(), 2.5) << when;
+    const auto passes = store.load_memory_profiles();
+    ASSERT_EQ(passes.size(), 2u) << when;
+    EXPECT_EQ(passes[0].heap, "return") << when;
+    EXPECT_EQ(passes[1].heap, "keep") << when;
+  };
+  {
+    // What schema 11 had: no delay column.
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec("ALTER TABLE runs DROP COLUMN injected_delay_ms");
+    raw.exec("PRAGMA user_version = 11");
+  }
+  expect_fields(*ResultsStore::open(db, /*read_only=*/true), "schema 11 read as it is");
+  expect_fields(*ResultsStore::open(db), "schema 11 upgraded");
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_DOUBLE_EQ(
+      raw.execAndGet("SELECT injected_delay_ms FROM runs ORDER BY id LIMIT 1").getDouble(), 2.5);
+  EXPECT_EQ(
+      raw.execAndGet("SELECT group_concat(heap) FROM memory_profiles ORDER BY id").getString(),
+      "return,keep");
+  // Stored by this plumb: the delay as it was measured, the heap policy as it ran.
+  run::RunOptions returning = make_options();
+  returning.heap = HeapPolicy::kReturn;
+  auto store = ResultsStore::open(db);
+  const int64_t id = store->save_run(make_options(), slowed, make_environment());
+  store->save_memory_profile(returning, plain, make_environment(), "h");
+  EXPECT_DOUBLE_EQ(store->load_run(id, false)->result.injected_delay_ms, 2.5);
+  EXPECT_EQ(store->load_memory_profiles("h").front().heap, "return");
+}
+
 TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
   for (int version : {1, 2, 3, 4, 5}) {
     const std::string db = file("v" + std::to_string(version) + ".db");

@@ -57,5 +57,47 @@ TEST(SweepSpecs, DtypesAreAnAxisThatLeavesFp32SweepsUnchanged) {
       UsageError);
 }
 
+// What fuzzing the spec parser found (tests/fuzz/corpus/sweep_spec/regression-*): numbers too
+// large for the integer they configure, ranges that never end, and grids too big to expand
+// are refused with the reason, never cast, truncated or expanded.
+TEST(SweepSpecs, OutOfRangeNumbersAndHugeGridsAreRefusedWithTheReason) {
+  const auto refusal = [](const std::string& text) {
+    try {
+      const auto spec = run::parse_sweep_spec(text, "s");
+      run::validate_sweep_spec(spec, workloads::default_registry().get(spec.workload));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string grid = "\ngrid: {batch: [8]}\n";
+  EXPECT_NE(refusal("workload: paradnn_fc\nseed: 4e122" + grid).find("seed must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(refusal("workload: paradnn_fc\nseed: 18446744073709551616" + grid).find("seed"),
+            std::string::npos);
+  EXPECT_NE(refusal("workload: paradnn_fc\nthreads: 1e10" + grid).find("threads must be"),
+            std::string::npos);
+  EXPECT_NE(refusal("workload: paradnn_fc\nthreads: 2.5" + grid).find("threads must be"),
+            std::string::npos);
+  EXPECT_NE(refusal("workload: paradnn_fc\nbudget: {min_samples: -3}" + grid).find("min_samples"),
+            std::string::npos);
+  EXPECT_EQ(refusal("workload: paradnn_fc\nseed: 18446744073709551615" + grid), "accepted");
+  // A step that cannot advance past the values' precision, and a range longer than the cap.
+  EXPECT_NE(refusal("workload: paradnn_fc\ngrid: {batch: {from: 1e15, to: 2e15, step: 1e-3}}\n")
+                .find("too small to tell"),
+            std::string::npos);
+  EXPECT_NE(refusal("workload: paradnn_fc\ngrid: {batch: {from: 1, to: 1e9, step: 1}}\n")
+                .find("more than 100000 values"),
+            std::string::npos);
+  // Lists whose product is beyond the cap (here 1000^3 points) are refused before expanding.
+  std::string big = "[";
+  for (int i = 1; i <= 1000; ++i) big += (i > 1 ? "," : "") + std::to_string(i);
+  big += "]";
+  EXPECT_NE(refusal("workload: paradnn_fc\ngrid: {batch: " + big + ", nodes: " + big +
+                    ", layers: " + big + "}\n")
+                .find("more than 100000 points"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace plumb

@@ -334,13 +334,6 @@ std::set<std::string> varying_fields(const std::vector<store::StoredRun>& runs,
   return varying;
 }
 
-// The warning of a run slowed with the injected-delay testing aid, or nullptr.
-const std::string* injected_delay(const run::RunResult& result) {
-  for (const auto& warning : result.warnings)
-    if (warning.rfind(run::kInjectDelayVariable, 0) == 0) return &warning;
-  return nullptr;
-}
-
 // The samples of the successful runs; failed runs go to `failures`, and runs slowed with the
 // injected-delay testing aid to `notes` (such a run must never pass for a real measurement).
 SideSamples side_samples(const store::ResultsStore& db, const std::vector<store::StoredRun>& runs,
@@ -354,8 +347,9 @@ SideSamples side_samples(const store::ResultsStore& db, const std::vector<store:
                                      r->result.message));
       continue;
     }
-    if (const std::string* warning = injected_delay(r->result))
-      notes.push_back(fmt::format("run {} was slowed on purpose: {}", r->id, *warning));
+    if (r->result.injected_delay_ms > 0)
+      notes.push_back(fmt::format("run {} was slowed on purpose: {} added {:g} ms to every step",
+                                  r->id, run::kInjectDelayVariable, r->result.injected_delay_ms));
     s.runs_step_s.push_back(r->result.samples_s);
     s.units_per_step.push_back(r->result.units_per_step);
   }
@@ -389,7 +383,7 @@ std::vector<std::vector<double>> replicate_groups(const std::vector<store::Store
   std::map<std::string, std::vector<double>> groups;
   for (const auto& r : history) {
     if (r.result.status != run::RunStatus::kOk || excluded.count(r.id)) continue;
-    if (!own.count(r.id) && injected_delay(r.result) != nullptr) continue;
+    if (!own.count(r.id) && r.result.injected_delay_ms > 0) continue;
     if (!settings.count(match_key(r, {})) || !machines.count(platform::machine_key(r.environment)))
       continue;
     groups[conditions(r) + " | " + match_key(r, {})].push_back(r.result.throughput);

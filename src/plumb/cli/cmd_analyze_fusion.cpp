@@ -219,7 +219,7 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
     const ProbeChoice probe = current_probe(*db, {false, false, max_threads});
     const auto env = platform::capture_environment(plan.front().threads, plan.front().device);
     const std::string machine = platform::machine_key(env);
-    const std::string group = fmt::format("fusion-{}-{}", run::utc_now_iso8601(), getpid());
+    const std::string group = fmt::format("fusion-{}-{}", utc_now_iso8601(), getpid());
 
     // Workloads without a stored graph are profiled now.
     std::map<std::string, analysis::Ceilings> ceilings_of;  // by workload

@@ -31,6 +31,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/kill_point.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
@@ -386,6 +387,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
                                n == 0 ? std::string("?")
                                       : format_duration(elapsed / static_cast<double>(n) *
                                                         static_cast<double>(todo.size() - n)));
+      kill_point("characterize-item");
       if (!measure(item, options[todo[n]], budget, tag, *db, stored, outputs)) {
         ++failed;
         std::cerr << "  " << item.label() << ": failed (stored with its status)\n";

@@ -560,7 +560,7 @@ void add_dist_command(CLI::App& app, int& exit_code) {
 
     std::vector<json> worlds;
     std::unique_ptr<store::ResultsStore> db;  // opened before measuring: a bad --db fails fast
-    const std::string started_at = run::utc_now_iso8601();
+    const std::string started_at = utc_now_iso8601();
     const auto world = run::world_from_environment();
     if (!world || world->rank == 0) db = store::ResultsStore::open(*db_path);
     if (world) {

@@ -179,7 +179,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
     }
 
     auto db = store::ResultsStore::open(f->measure.db);
-    const std::string group = fmt::format("gemm-{}-{}", run::utc_now_iso8601(), getpid());
+    const std::string group = fmt::format("gemm-{}-{}", utc_now_iso8601(), getpid());
     std::vector<Source> sources;
     for (const auto& o : plan) {
       const Workload& w = workloads::default_registry().get(o.workload);

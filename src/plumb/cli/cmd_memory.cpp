@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/analysis/memory_capacity.h"
 #include "plumb/analysis/memory_scaling.h"
 #include "plumb/cli/byte_size.h"
 #include "plumb/cli/commands.h"
@@ -41,44 +42,36 @@ namespace {
 using profile::MemoryCategory;
 
 struct MemoryFlags {
-  std::string mode = "train";
-  std::string batches;  // "" = the workload's default batch
+  MeasureFlags measure;  // mode, threads, device, precision, engine, heap, seed, db, tag, json
+  std::string batches;   // "" = the workload's default batch
   std::string memory_limit;
   int warmup_steps = profile::MemoryOptions{}.warmup_steps;
   size_t top = 10;
-  bool rss_check = false;
-  run::RunOptions run;
-  std::string dtype = "fp32";
-  std::string memory_format = "contiguous";
-  std::string db = "plumb.db";
-  std::string tag;
-  bool json = false;
+  bool rss_check = false;  // --heap return, named for what it is for here
 };
 
 // One `plumb memory` call: its passes share a group and are stored as they finish.
 class MemorySession {
  public:
-  MemorySession(const Workload& w, const Config& config, const MemoryFlags& flags)
-      : workload_(w), config_(config), flags_(flags), db_(store::ResultsStore::open(flags.db)) {
-    group_ = fmt::format("{}-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
+  MemorySession(const Workload& w, run::RunOptions options, const MemoryFlags& flags)
+      : workload_(w),
+        options_(std::move(options)),
+        flags_(flags),
+        db_(store::ResultsStore::open(flags.measure.db)) {
+    group_ = fmt::format("{}-{}-{}", w.info.name, utc_now_iso8601(), getpid());
   }
 
   // Profiles one batch (limit 0: the machine's available memory) and stores it.
   const store::StoredMemoryProfile& measure(int64_t batch, int64_t limit_bytes) {
     kill_point("memory-search");
-    run::RunOptions o = flags_.run;
-    o.workload = workload_.info.name;
-    o.mode = parse_mode(flags_.mode);
-    o.config = config_;
+    run::RunOptions o = options_;
     o.config.set_int("batch", batch);
-    o.dtype = parse_dtype(flags_.dtype);
-    o.memory_format = parse_memory_format(flags_.memory_format);
     profile::MemoryOptions m;
     m.warmup_steps = flags_.warmup_steps;
     m.limit_bytes = limit_bytes;
-    m.return_freed_memory = flags_.rss_check;
-    std::cerr << fmt::format("memory {} {} batch {}{} ...\n", workload_.info.name, flags_.mode,
-                             batch, limit_bytes > 0 ? " under " + format_bytes(limit_bytes) : "");
+    std::cerr << fmt::format("memory {} {} batch {}{} ...\n", workload_.info.name,
+                             mode_name(o.mode), batch,
+                             limit_bytes > 0 ? " under " + format_bytes(limit_bytes) : "");
     const auto env = platform::capture_environment(o.threads, o.device);
     const auto result = profile::profile_memory(workload_, o, m);
     for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
@@ -87,7 +80,7 @@ class MemorySession {
     } else {
       std::cerr << fmt::format("  {}: {}\n", run::status_name(result.status), result.message);
     }
-    const int64_t id = db_->save_memory_profile(o, result, env, group_, flags_.tag);
+    const int64_t id = db_->save_memory_profile(o, result, env, group_, flags_.measure.tag);
     for (auto& stored : db_->load_memory_profiles(group_))
       if (stored.id == id) passes_.push_back(std::move(stored));
     PLUMB_ASSERT(!passes_.empty() && passes_.back().id == id, "memory pass not read back");
@@ -107,7 +100,7 @@ class MemorySession {
 
  private:
   const Workload& workload_;
-  Config config_;
+  run::RunOptions options_;  // every pass's, but its batch
   const MemoryFlags& flags_;
   std::unique_ptr<store::ResultsStore> db_;
   std::string group_;
@@ -131,23 +124,6 @@ size_t distinct_batches(const std::vector<analysis::MemoryPoint>& points) {
   return b.size();
 }
 
-// The capacity search of --memory-limit. Memory is not quite linear in the batch at small
-// sizes (fixed-size workspace dominates there), so the straight-line prediction from the
-// measured batches is only a first guess: the search then measures batches without the
-// budget, each placed by the secant through the two largest batches measured so far, keeping
-// `fits` (largest batch whose step peak is within the limit) and `fails` (smallest one over
-// it or out of memory) until they are adjacent, and finally runs `fits` under the limit.
-struct CapacityResult {
-  int64_t limit_bytes = 0;
-  int64_t batch1_bytes = 0;
-  int64_t predicted = 0;  // from the fit over the measured batches; -1: no growth with batch
-  int64_t fits = 0;       // largest batch measured within the limit
-  int64_t fails = 0;      // smallest batch measured over it (0: none measured)
-  int64_t verified = 0;   // `fits`, once it ran under the enforced limit (0: it did not)
-  int64_t verified_peak = 0;
-  std::vector<std::pair<int64_t, std::string>> attempts;  // batch, outcome
-};
-
 std::string mix_text(const profile::CategoryBytes& b) {
   std::string out;
   for (size_t i = 0; i < profile::kMemoryCategoryCount; ++i) {
@@ -159,75 +135,43 @@ std::string mix_text(const profile::CategoryBytes& b) {
   return out;
 }
 
-// The next batch to measure: where the secant through the two largest successful batches
-// meets the limit, kept strictly between `fits` and `fails`.
-int64_t next_candidate(const std::vector<analysis::MemoryPoint>& points, const CapacityResult& c,
-                       bool last_was_out_of_memory) {
-  int64_t b = 0;
-  if (last_was_out_of_memory || points.size() < 2) {
-    b = c.fails > 0 ? (c.fits + c.fails) / 2 : 2 * c.fits;
-  } else {
-    const auto& p = points[points.size() - 2];
-    const auto& q = points.back();
-    const auto line =
-        analysis::fit_line({static_cast<double>(p.batch), static_cast<double>(q.batch)},
-                           {static_cast<double>(p.total_peak), static_cast<double>(q.total_peak)});
-    b = analysis::predicted_largest_batch(line, c.limit_bytes);
-    if (b < 0) b = c.fails > 0 ? (c.fits + c.fails) / 2 : 2 * c.fits;
-  }
-  b = std::max(b, c.fits + 1);
-  if (c.fails > 0) b = std::min(b, c.fails - 1);
-  return b;
+analysis::MeasuredBatch measured_batch(const store::StoredMemoryProfile& p) {
+  return {p.batch, ok(p), ok(p) ? p.result.breakdown.total_peak : 0,
+          run::status_name(p.result.status)};
 }
 
-CapacityResult find_capacity(MemorySession& session, int64_t limit) {
-  CapacityResult c;
-  c.limit_bytes = limit;
+// "fits: 1.2 GiB", "over: 3.4 GiB" or the status of a pass that did not run.
+std::string attempt_outcome(const analysis::MeasuredBatch& m, int64_t limit) {
+  if (!m.ok) return m.status;
+  return fmt::format("{} {}", m.total_peak <= limit ? "fits:" : "over:",
+                     format_bytes(static_cast<double>(m.total_peak)));
+}
+
+// The search of --memory-limit (analysis/memory_capacity.h) over this session's passes; its
+// refusals name what batch 1 needs or why it did not run.
+analysis::CapacityResult find_capacity(MemorySession& session, int64_t limit) {
+  std::vector<analysis::MeasuredBatch> measured;
+  for (const auto& p : session.passes()) measured.push_back(measured_batch(p));
+  const auto c =
+      analysis::find_memory_capacity(limit, measured, [&](int64_t batch, int64_t limit_bytes) {
+        return measured_batch(session.measure(batch, limit_bytes));
+      });
+  if (c.stop == analysis::CapacityStop::kSearched) return c;
   const store::StoredMemoryProfile* one = session.ok_at(1);
-  if (one == nullptr) one = &session.measure(1, 0);
-  if (!ok(*one))
+  for (const auto& p : session.passes())
+    if (one == nullptr && p.batch == 1) one = &p;
+  PLUMB_ASSERT(one != nullptr, "the capacity search stopped without a pass at batch 1");
+  if (c.stop == analysis::CapacityStop::kBatchOneFailed)
     throw UsageError(
-        fmt::format("cannot find a batch under --memory-limit: batch 1 did not run "
-                    "({}: {})",
+        fmt::format("cannot find a batch under --memory-limit: batch 1 did not run ({}: {})",
                     run::status_name(one->result.status), one->result.message));
-  c.batch1_bytes = one->result.breakdown.total_peak;
-  if (c.batch1_bytes > limit)
-    throw UsageError(fmt::format(
-        "--memory-limit {} is below what {} {} needs at batch 1: {} at its peak ({}); raise the "
-        "limit to at least {}",
-        format_bytes(static_cast<double>(limit)), one->workload, one->mode,
-        format_bytes(static_cast<double>(c.batch1_bytes)),
-        mix_text(one->result.breakdown.at_total_peak),
-        format_bytes(static_cast<double>(c.batch1_bytes))));
-  for (const auto& p : session.passes()) {
-    const bool within = ok(p) && p.result.breakdown.total_peak <= limit;
-    if (within) c.fits = std::max(c.fits, p.batch);
-    if (!within && (c.fails == 0 || p.batch < c.fails)) c.fails = p.batch;
-  }
-  const auto all = points_of(session.passes());
-  if (distinct_batches(all) >= 2)
-    c.predicted = analysis::predicted_largest_batch(analysis::fit_memory_scaling(all).total, limit);
-  bool last_oom = false;
-  for (int attempt = 0; attempt < 10 && (c.fails == 0 || c.fails > c.fits + 1); ++attempt) {
-    auto points = points_of(session.passes());
-    std::sort(points.begin(), points.end(),
-              [](const auto& x, const auto& y) { return x.batch < y.batch; });
-    const int64_t b = next_candidate(points, c, last_oom);
-    const auto& p = session.measure(b, 0);
-    last_oom = !ok(p);
-    const bool within = ok(p) && p.result.breakdown.total_peak <= limit;
-    (within ? c.fits : c.fails) = b;
-    c.attempts.emplace_back(
-        b, ok(p) ? fmt::format("{} {}", within ? "fits:" : "over:",
-                               format_bytes(static_cast<double>(p.result.breakdown.total_peak)))
-                 : run::status_name(p.result.status));
-  }
-  const auto& confirm = session.measure(c.fits, limit);
-  if (ok(confirm) && confirm.result.breakdown.total_peak <= limit) {
-    c.verified = c.fits;
-    c.verified_peak = confirm.result.breakdown.total_peak;
-  }
-  return c;
+  throw UsageError(fmt::format(
+      "--memory-limit {} is below what {} {} needs at batch 1: {} at its peak ({}); raise the "
+      "limit to at least {}",
+      format_bytes(static_cast<double>(limit)), one->workload, one->mode,
+      format_bytes(static_cast<double>(c.batch1_bytes)),
+      mix_text(one->result.breakdown.at_total_peak),
+      format_bytes(static_cast<double>(c.batch1_bytes))));
 }
 
 nlohmann::ordered_json fit_json(const analysis::LineFit& f) {
@@ -287,7 +231,7 @@ void print_table(const MemorySession& s, const std::optional<analysis::MemorySca
         format_bytes(static_cast<double>(r.tracked_peak)),
         format_bytes(static_cast<double>(r.rss_peak_growth)),
         static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth),
-        r.command.find("--rss-check") == std::string::npos
+        largest->heap != heap_policy_name(HeapPolicy::kReturn)
             ? " (glibc keeps freed blocks on its heap: --rss-check for a like-for-like figure)"
             : "");
   const int64_t fm = b.peak[static_cast<size_t>(MemoryCategory::kFeatureMaps)];
@@ -316,7 +260,7 @@ void add_memory_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<MemoryFlags>();
   auto overrides = std::make_shared<ConfigOverrides>();
   cmd->add_option("workload", *name, "Workload name (see plumb list)")->required();
-  cmd->add_option("--mode", flags->mode, "train or infer")->capture_default_str();
+  cmd->add_option("--mode", flags->measure.mode, "train or infer")->capture_default_str();
   cmd->add_option("--batch", flags->batches,
                   "Batch sizes, e.g. 1,2,4,8 (default: the workload's published batch)");
   cmd->add_option("--memory-limit", flags->memory_limit,
@@ -327,52 +271,40 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--top", flags->top, "Layers listed by feature-map bytes")->capture_default_str();
   cmd->add_flag("--rss-check", flags->rss_check,
-                "Make glibc return freed blocks to the kernel so the process's resident-set "
-                "growth can be compared with the tracked peak (steps run ~2x slower)");
-  flags->run.threads = default_threads();
-  cmd->add_option("--threads", flags->run.threads,
-                  "Intra-op threads (default: every CPU this process may use)")
-      ->capture_default_str();
-  cmd->add_option("--device", flags->run.device, "cpu (CUDA memory is not tracked yet)")
-      ->capture_default_str();
-  cmd->add_option("--seed", flags->run.seed, "Seed for weights and synthetic data")
-      ->capture_default_str();
-  cmd->add_option("--dtype", flags->dtype,
-                  "Precision: fp32, bf16, fp16 or int8 (docs/precision.md)")
-      ->capture_default_str();
-  cmd->add_option("--memory-format", flags->memory_format, "contiguous or channels_last")
-      ->capture_default_str();
-  cmd->add_option("--db", flags->db, "Results database (SQLite)")->capture_default_str();
-  cmd->add_option("--tag", flags->tag, "Label stored with the results");
-  cmd->add_flag("--json", flags->json, "Print one JSON document on stdout");
+                "Same as --heap return: glibc returns freed blocks to the kernel, so the "
+                "process's resident-set growth can be compared with the tracked peak (steps run "
+                "~2x slower)");
+  add_measure_options(*cmd, flags->measure, run::RunOptions{}.max_time_s,
+                      run::RunOptions{}.max_warmup_s, SamplingOptions::kNone);
   add_config_options(*cmd, *overrides, BatchOption::kNone);
   cmd->callback([name, flags, overrides, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
-    const Mode mode = parse_mode(flags->mode);
+    const Mode mode = parse_mode(flags->measure.mode);
     const Config config = resolve_config(w, *overrides);
     std::vector<int> batches = {static_cast<int>(config.get_int("batch"))};
     if (!flags->batches.empty()) batches = parse_positive_int_list("--batch", flags->batches);
     std::optional<int64_t> limit;
     if (!flags->memory_limit.empty())
       limit = parse_byte_size("--memory-limit", flags->memory_limit);
-    if (flags->run.device != "cpu")
+    if (flags->measure.run.device != "cpu")
       throw UsageError(fmt::format(
           "plumb memory tracks the CPU allocator only; --device {} is not supported yet",
-          flags->run.device));
+          flags->measure.run.device));
     if (flags->warmup_steps < 1)
       throw UsageError(
           fmt::format("--warmup-steps must be at least 1, got {}", flags->warmup_steps));
-    run::RunOptions check = flags->run;
-    check.dtype = parse_dtype(flags->dtype);  // bad values fail before anything is measured
-    check.memory_format = parse_memory_format(flags->memory_format);
-    check.workload = w.info.name;
-    check.mode = mode;
-    check.config = config;
-    run::validate_options(check);
+    if (flags->rss_check) flags->measure.heap = heap_policy_name(HeapPolicy::kReturn);
+    // Bad values fail before anything is measured.
+    std::vector<run::RunOptions> options = make_options(w, config, mode, flags->measure);
+    if (options.size() != 1)
+      throw UsageError(fmt::format(
+          "plumb memory profiles one precision per call; --dtype {} lists {}: run it once for "
+          "each",
+          flags->measure.dtypes, options.size()));
 
-    MemorySession session(w, config, *flags);
+    MemorySession session(w, std::move(options.front()), *flags);
     for (int b : batches) session.measure(b, 0);
-    std::optional<CapacityResult> capacity;
+    std::optional<analysis::CapacityResult> capacity;
     if (limit) capacity = find_capacity(session, *limit);
 
     const auto points = points_of(session.passes());
@@ -382,7 +314,7 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       if (!ok(p)) exit_code = 1;
     if (capacity && capacity->verified == 0) exit_code = 1;
 
-    if (flags->json) {
+    if (flags->measure.json) {
       nlohmann::ordered_json out;
       out["workload"] = w.info.name;
       out["mode"] = mode_name(mode);
@@ -409,8 +341,9 @@ void add_memory_command(CLI::App& app, int& exit_code) {
       }
       if (capacity) {
         nlohmann::ordered_json attempts = nlohmann::ordered_json::array();
-        for (const auto& [b, outcome] : capacity->attempts)
-          attempts.push_back({{"batch", b}, {"outcome", outcome}});
+        for (const auto& m : capacity->attempts)
+          attempts.push_back(
+              {{"batch", m.batch}, {"outcome", attempt_outcome(m, capacity->limit_bytes)}});
         out["memory_limit"] = {{"limit_bytes", capacity->limit_bytes},
                                {"batch1_bytes", capacity->batch1_bytes},
                                {"predicted_batch", capacity->predicted},
@@ -432,8 +365,8 @@ void add_memory_command(CLI::App& app, int& exit_code) {
           "the fit over the measured batches predicts {}; ",
           capacity->predicted < 0 ? std::string("no bound") : std::to_string(capacity->predicted));
       std::cout << "searched:";
-      for (const auto& [b, outcome] : capacity->attempts)
-        std::cout << fmt::format(" {} ({})", b, outcome);
+      for (const auto& m : capacity->attempts)
+        std::cout << fmt::format(" {} ({})", m.batch, attempt_outcome(m, capacity->limit_bytes));
       if (capacity->verified > 0) {
         std::cout << fmt::format(
             "\nlargest batch that fits: {} (peak {}, verified under the limit){}\n",

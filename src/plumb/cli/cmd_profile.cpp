@@ -229,8 +229,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                         d));
     }
     auto db = store::ResultsStore::open(flags->measure.db);
-    const std::string group =
-        fmt::format("{}-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
+    const std::string group = fmt::format("{}-{}-{}", w.info.name, utc_now_iso8601(), getpid());
     for (const auto& o : plan) {
       std::cerr << fmt::format("profiling {} {} batch {} threads {} ...\n", w.info.name,
                                mode_name(o.mode), o.config.get_int("batch"), o.threads);

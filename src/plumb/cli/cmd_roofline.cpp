@@ -108,7 +108,7 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
     auto result = profile::profile_workload(
         w, o, f->steps, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
     const std::string group =
-        fmt::format("{}-roofline-{}-{}", w.info.name, run::utc_now_iso8601(), getpid());
+        fmt::format("{}-roofline-{}-{}", w.info.name, utc_now_iso8601(), getpid());
     db->save_profile(o, result, env, group, f->measure.tag);
     if (result.status != run::RunStatus::kOk) {
       exit_code = 1;

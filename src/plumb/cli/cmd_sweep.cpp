@@ -254,7 +254,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
       m["uncosted_share"] = json_number(b.uncosted_share);
     }
     rec.metrics = m;
-    rec.wall_s = run::seconds_since(point_start);
+    rec.wall_s = seconds_since(point_start);
     if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
         rec.wall_s > spec.budget.point_time_limit_s) {
       rec.status = run::kPointTimeoutStatus;
@@ -263,12 +263,12 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
           "(its measurements are kept)",
           rec.wall_s, spec.budget.point_time_limit_s);
     }
-    rec.finished_at = run::utc_now_iso8601();
+    rec.finished_at = utc_now_iso8601();
     db->save_sweep_point(rec, o, r, memory ? &*memory : nullptr, ops ? &*ops : nullptr, env, f.tag);
     warmup_total += rec.warmup_s;
     measure_total += rec.measure_s;
     if (rec.status != "ok") ++failures;
-    const double elapsed = run::seconds_since(start);
+    const double elapsed = seconds_since(start);
     std::cerr << fmt::format(
         "[{}/{}] {}: {} | failures {}, elapsed {}, ETA {}\n", i + 1, todo.size(), p.key,
         rec.status == "ok"
@@ -280,7 +280,7 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
                         static_cast<double>(todo.size() - i - 1)));
     finished.push_back(rec);
   }
-  const double total = run::seconds_since(start);
+  const double total = seconds_since(start);
   if (failures > 0) exit_code = 1;
   if (f.json) {
     nlohmann::ordered_json out;

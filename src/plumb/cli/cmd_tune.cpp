@@ -434,7 +434,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     const run::RunOptions& stock = plan.front();
     const auto candidates = candidate_dtypes(*f, mode);
     auto db = store::ResultsStore::open(f->measure.db);
-    const std::string started_at = run::utc_now_iso8601();
+    const std::string started_at = utc_now_iso8601();
 
     json doc;
     doc["workload"] = w.info.name;

@@ -59,12 +59,14 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
     cmd.add_option("--min-samples", o.min_samples, "Measured iterations before the CI may stop it")
         ->capture_default_str();
   }
-  cmd.add_option("--max-warmup-time", o.max_warmup_s,
-                 "Warm-up cap, seconds: measure anyway (with a warning) if not steady by then")
-      ->capture_default_str();
-  cmd.add_option("--warmup-window", o.steady.window,
-                 "Iterations per window of the steady-state test (three windows are compared)")
-      ->capture_default_str();
+  if (sampling != SamplingOptions::kNone) {
+    cmd.add_option("--max-warmup-time", o.max_warmup_s,
+                   "Warm-up cap, seconds: measure anyway (with a warning) if not steady by then")
+        ->capture_default_str();
+    cmd.add_option("--warmup-window", o.steady.window,
+                   "Iterations per window of the steady-state test (three windows are compared)")
+        ->capture_default_str();
+  }
   cmd.add_option("--db", f.db, "Results database (SQLite)")->capture_default_str();
   cmd.add_option("--tag", f.tag, "Label stored with the results (e.g. a machine or library)");
   cmd.add_flag("--json", f.json, "Print one JSON document on stdout");

@@ -1,5 +1,5 @@
-// Options shared by the commands that execute workloads (run, suite, profile): device, seed,
-// warm-up, sampling budgets, database, tag and --json. Defaults come from run::RunOptions,
+// Options shared by the commands that execute workloads (run, suite, profile, memory ...): device,
+// seed, warm-up, sampling budgets, database, tag and --json. Defaults come from run::RunOptions,
 // the one place they are defined.
 #pragma once
 
@@ -25,8 +25,10 @@ struct MeasureFlags {
   bool json = false;
 };
 
-enum class SamplingOptions { kWith, kWithout };  // profile passes take no CI sampling flags
-enum class ThreadsOption { kSingle, kNone };     // profile declares its own --threads list
+// kWith: the CI sampling budgets and the warm-up flags; kWithout: warm-up flags only (profile
+// passes take no CI sampling flags); kNone: neither (plumb memory counts its warm-up steps).
+enum class SamplingOptions { kWith, kWithout, kNone };
+enum class ThreadsOption { kSingle, kNone };  // profile declares its own --threads list
 
 // The default intra-op thread count of every command that runs a workload: every CPU this
 // process may use (its affinity mask), as LibTorch sizes its own pool. At least 1.

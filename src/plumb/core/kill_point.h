@@ -8,6 +8,8 @@
 //   profile        after an observed profiling step  (profile/profiler.cpp)
 //   memory-search  before each memory pass plumb memory measures  (cli/cmd_memory.cpp)
 //   sweep-point    before each sweep point is measured  (cli/cmd_sweep.cpp)
+//   characterize-item  before each item of plumb characterize is measured
+//                  (cli/cmd_characterize.cpp)
 //   file-write     a file such as the report written, before it replaces the old one
 //                  (core/atomic_file.cpp)
 #pragma once

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "plumb/run/step_loop.h"
+#include "plumb/core/clock.h"
 
 namespace plumb::platform {
 namespace {
@@ -50,12 +50,12 @@ double other_busy_cores(double busy_before_s, double busy_after_s, double self_c
 std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
   using Clock = std::chrono::steady_clock;
   const auto before = read_busy_seconds();
-  const double self_before = run::process_cpu_seconds();
+  const double self_before = process_cpu_seconds();
   const auto start = Clock::now();
   if (!before) return std::nullopt;
   std::this_thread::sleep_for(window);
   const auto after = read_busy_seconds();
-  const double self_after = run::process_cpu_seconds();
+  const double self_after = process_cpu_seconds();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (!after) return std::nullopt;
   return other_busy_cores(*before, *after, self_after - self_before, wall_s);

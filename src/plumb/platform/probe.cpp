@@ -281,7 +281,7 @@ nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgres
   Json doc;
   doc["plumb_probe_version"] = kProbeDocumentVersion;
   doc["mode"] = options.thorough ? "thorough" : "quick";
-  doc["measured_at"] = run::utc_now_iso8601();
+  doc["measured_at"] = utc_now_iso8601();
   doc["max_threads"] = max_threads;
 
   note("core clock");

@@ -146,7 +146,7 @@ void tracked_delete(void* ptr) {
         if (h.recording) {
           auto found = h.recorded_index.find(l.id);
           if (found != h.recorded_index.end())
-            h.recording_out.allocations[found->second].free_ns = run::steady_now_ns() - h.start_ns;
+            h.recording_out.allocations[found->second].free_ns = steady_now_ns() - h.start_ns;
         }
       }
       h.live.erase(it);
@@ -203,7 +203,7 @@ class TrackingAllocator final : public c10::Allocator {
     const auto address = reinterpret_cast<uintptr_t>(data);
     if (h.recording) {
       TrackedAllocation a = h.describe(l, address);
-      a.alloc_ns = run::steady_now_ns() - h.start_ns;
+      a.alloc_ns = steady_now_ns() - h.start_ns;
       if (l.phase == StepPhase::kForward) h.forward_since_backward = true;
       h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
       h.recording_out.allocations.push_back(std::move(a));
@@ -246,7 +246,7 @@ std::unique_ptr<at::ObserverContext> track_op_start(const at::RecordFunction& fn
       Hub& h = hub();
       std::lock_guard<std::mutex> lock(h.mutex);
       if (h.recording && h.forward_since_backward) {
-        h.recording_out.backward_starts_ns.push_back(run::steady_now_ns() - h.start_ns);
+        h.recording_out.backward_starts_ns.push_back(steady_now_ns() - h.start_ns);
         h.forward_since_backward = false;
       }
     }
@@ -339,7 +339,7 @@ void AllocationTracker::start_recording() {
     h.recording_out.allocations.push_back(h.describe(l, address));
   }
   h.forward_since_backward = false;
-  h.start_ns = run::steady_now_ns();
+  h.start_ns = steady_now_ns();
   h.recording = true;
 }
 
@@ -348,7 +348,7 @@ AllocationRecording AllocationTracker::stop_recording() {
   std::lock_guard<std::mutex> lock(h.mutex);
   h.recording = false;
   AllocationRecording out = std::move(h.recording_out);
-  out.duration_ns = run::steady_now_ns() - h.start_ns;
+  out.duration_ns = steady_now_ns() - h.start_ns;
   h.recording_out = AllocationRecording{};
   h.recorded_index.clear();
   return out;

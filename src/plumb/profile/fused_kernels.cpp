@@ -168,9 +168,9 @@ class ThreadsFor {
 };
 
 double seconds_of(const std::function<at::Tensor()>& fn) {
-  const int64_t start = run::steady_now_ns();
+  const int64_t start = steady_now_ns();
   const auto out = fn();
-  return static_cast<double>(run::steady_now_ns() - start) * 1e-9;
+  return static_cast<double>(steady_now_ns() - start) * 1e-9;
 }
 
 double median(std::vector<double> v) {
@@ -225,9 +225,9 @@ FusedKernelCheck run_fused_kernel_check(const std::string& kind,
     OpObserver observer;
     observer.attach();
     observer.capture_graph(true);
-    const int64_t start = run::steady_now_ns();
+    const int64_t start = steady_now_ns();
     forms.unfused_fn();
-    const int64_t end = run::steady_now_ns();
+    const int64_t end = steady_now_ns();
     observer.capture_graph(false);
     observer.detach();
     c.unfused_graph = build_step_graph(observer, start, static_cast<double>(end - start) * 1e-9);

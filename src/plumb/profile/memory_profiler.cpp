@@ -40,18 +40,10 @@ bool reset_peak_rss() {
 }
 
 std::string memory_command(const Workload& w, const run::RunOptions& o, const MemoryOptions& m) {
-  std::vector<std::string> parts = {"plumb memory", w.info.name,
-                                    "--mode",       mode_name(o.mode),
-                                    "--batch",      std::to_string(o.config.get_int("batch")),
-                                    "--threads",    std::to_string(o.threads)};
-  if (o.device != "cpu") parts.insert(parts.end(), {"--device", o.device});
-  parts.insert(parts.end(), {"--seed", std::to_string(o.seed)});
+  std::vector<std::string> own;
   if (m.warmup_steps != MemoryOptions{}.warmup_steps)
-    parts.insert(parts.end(), {"--warmup-steps", std::to_string(m.warmup_steps)});
-  if (m.return_freed_memory) parts.emplace_back("--rss-check");
-  const auto sets = run::set_flags(w, o.config);
-  parts.insert(parts.end(), sets.begin(), sets.end());
-  return join(parts, " ");
+    own = {"--warmup-steps", std::to_string(m.warmup_steps)};
+  return run::command_line("plumb memory", w, o, own);
 }
 
 // Marks the tracker's step boundaries around one loop step, on every exit path.
@@ -110,7 +102,7 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   if (m.limit_bytes < 0) throw UsageError("a memory limit cannot be negative");
   MemoryProfileResult p;
   p.command = memory_command(workload, o, m);
-  p.started_at = run::utc_now_iso8601();
+  p.started_at = utc_now_iso8601();
   p.threads = o.threads;
   p.throughput_unit = workload.info.throughput_unit;
   const int64_t machine_limit = available_memory_bytes() / 10 * 9;  // leave the rest some room
@@ -122,7 +114,7 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   // resident growth). Returning every freed block to the kernel makes the resident-set
   // comparison below measure the tensors, not the heap's history (fully so in a process that
   // has not timed a run before, as plumb memory's: docs/memory.md).
-  if (m.return_freed_memory) run::return_freed_memory_to_kernel();
+  if (o.heap == HeapPolicy::kReturn) run::return_freed_memory_to_kernel();
   const bool rss_reset = reset_peak_rss();
   const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings

@@ -25,11 +25,6 @@ struct MemoryOptions {
   // swapping or the kernel's OOM killer.
   int64_t limit_bytes = 0;
   size_t timeline_points = 200;
-  // Fix glibc's mmap threshold so freed large blocks go back to the kernel and the resident
-  // set follows the live bytes (the rss_peak_growth comparison becomes like for like). It is
-  // process-wide and sticky, and it makes steps slower (measured: resnet50 train batch 8, 2
-  // threads, 3031 ms vs 1403 ms per step), so it is asked for, never implied.
-  bool return_freed_memory = false;
 };
 
 struct MemoryProfileResult {
@@ -47,7 +42,11 @@ struct MemoryProfileResult {
   int64_t tracked_peak = 0;
   // Growth of the process's peak resident set (VmHWM) over its resident set before the build
   // (after resetting the peak through /proc/self/clear_refs); -1 when Linux does not allow it.
-  // Without return_freed_memory it includes freed blocks glibc kept on its heap.
+  // It includes freed blocks glibc kept on its heap unless the run's heap policy is return
+  // (--heap return, or --rss-check): glibc's mmap threshold is then fixed so freed large
+  // blocks go back to the kernel and the resident set follows the live bytes. That is
+  // process-wide and sticky, and it makes steps slower (measured: resnet50 train batch 8, 2
+  // threads, 3031 ms vs 1403 ms per step), so it is asked for, never implied.
   int64_t rss_peak_growth = -1;
   std::vector<std::string> warnings;
 };

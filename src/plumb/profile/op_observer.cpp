@@ -95,7 +95,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       std::lock_guard<std::mutex> lock(g_mutex);
       frame.layer = obs->intern_layer(fn.name());
     }
-    frame.start_ns = run::steady_now_ns();
+    frame.start_ns = steady_now_ns();
     t_stack.push_back(frame);
     return nullptr;
   }
@@ -143,7 +143,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       obs->graph_calls().push_back(std::move(record));
     }
   }
-  frame.start_ns = run::steady_now_ns();  // exclude our own bookkeeping from the op's time
+  frame.start_ns = steady_now_ns();  // exclude our own bookkeeping from the op's time
   t_stack.push_back(frame);
   return nullptr;
 }
@@ -152,7 +152,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   OpObserver* obs = g_attached;
   if (obs == nullptr || t_in_callback || t_stack.empty()) return;
   CallbackGuard guard;
-  const int64_t end = run::steady_now_ns();
+  const int64_t end = steady_now_ns();
   const Frame frame = t_stack.back();
   t_stack.pop_back();
   if (frame.user_scope) {

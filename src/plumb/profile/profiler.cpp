@@ -28,11 +28,13 @@ class Attached {
   OpObserver& observer_;
 };
 
+// plumb profile takes no sampling budgets: its warm-up and its steps shape the pass.
 std::string profile_command(const Workload& w, const run::RunOptions& o, int steps) {
-  std::string cmd = run::reproducer_command(w, o);
-  const std::string run_prefix = "plumb run ";
-  if (cmd.rfind(run_prefix, 0) == 0) cmd = "plumb profile " + cmd.substr(run_prefix.size());
-  return cmd + fmt::format(" --steps {}", steps);
+  std::vector<std::string> own = {"--max-warmup-time", fmt::format("{}", o.max_warmup_s)};
+  if (o.steady.window != run::RunOptions{}.steady.window)
+    own.insert(own.end(), {"--warmup-window", std::to_string(o.steady.window)});
+  own.insert(own.end(), {"--steps", std::to_string(steps)});
+  return run::command_line("plumb profile", w, o, own);
 }
 
 }  // namespace
@@ -84,7 +86,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
   if (steps < 1) throw UsageError(fmt::format("--steps must be at least 1, got {}", steps));
   ProfileResult p;
   p.command = profile_command(workload, o, steps);
-  p.started_at = run::utc_now_iso8601();
+  p.started_at = utc_now_iso8601();
   p.threads = o.threads;
   p.throughput_unit = workload.info.throughput_unit;
   run::RunResult r;  // collects warm-up samples, warnings and the failure status
@@ -93,7 +95,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
   run::with_model(workload, o, r, [&](run::StepLoop& loop) {
     p.units_per_step = loop.units();
     run::warm_up(loop, o, r, progress);
-    const double cpu_start = run::process_cpu_seconds();
+    const double cpu_start = process_cpu_seconds();
     double wall = 0;
     {
       Attached attached(observer);
@@ -104,7 +106,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
         const bool captured = graph && i == 0;
         if (traced) observer.record_events(true);
         if (captured) observer.capture_graph(true);
-        const int64_t start_ns = run::steady_now_ns();
+        const int64_t start_ns = steady_now_ns();
         p.profiled_s.push_back(loop.step());
         kill_point("profile");
         wall += p.profiled_s.back();
@@ -114,7 +116,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
           p.graph_captured = true;
         }
         if (traced) {
-          p.trace_step_s = static_cast<double>(run::steady_now_ns() - start_ns) * 1e-9;
+          p.trace_step_s = static_cast<double>(steady_now_ns() - start_ns) * 1e-9;
           observer.record_events(false);
           p.trace = resolve_trace(observer, start_ns);
         }
@@ -122,7 +124,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
     }
     p.profile.steps = steps;
     p.profile.step_s = wall / steps;
-    p.profile.cpu_utilization = (run::process_cpu_seconds() - cpu_start) / (wall * o.threads);
+    p.profile.cpu_utilization = (process_cpu_seconds() - cpu_start) / (wall * o.threads);
   });
   p.status = r.status;
   p.message = r.message;

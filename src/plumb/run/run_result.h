@@ -65,6 +65,9 @@ struct RunResult {
   double throughput = 0;          // units_per_step / mean step time
   double last_loss = 0;           // train: last loss; infer: output summary
   double cpu_utilization = 0;     // process CPU time / (wall time x threads), measurement only
+  // Milliseconds added to every step on purpose (the PLUMB_INJECT_STEP_DELAY_MS testing aid);
+  // a run with a delay is never a real measurement of its workload.
+  double injected_delay_ms = 0;
   std::vector<std::string> warnings;
   std::vector<std::string> precision_notes;   // what ran in which precision (precision_session.h)
   std::vector<std::string> quantized_layers;  // int8: module paths run in int8 (not stored)

@@ -1,12 +1,9 @@
 // Shared measurement machinery: step loop, warm-up, failure mapping (see step_loop.h).
 #include "plumb/run/step_loop.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <new>
 
@@ -32,10 +29,6 @@ bool is_out_of_memory(const std::string& what) {
 
 }  // namespace
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 double injected_step_delay_s() {
   const char* text = std::getenv(kInjectDelayVariable);
   if (text == nullptr || *text == '\0') return 0;
@@ -47,22 +40,6 @@ double injected_step_delay_s() {
                     "(it is a testing aid, see docs/compare.md)",
                     kInjectDelayVariable, text));
   return ms / 1000;
-}
-
-std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-double process_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 // A few distinct synthetic batches, generated before timing so data synthesis never enters a

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "plumb/core/clock.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
 #include "plumb/run/runner.h"
@@ -20,17 +21,6 @@ namespace plumb::run {
 // The user scope (at::RecordFunction) under which batches are synthesised, so observers can
 // tell data preparation from the model's own work.
 inline constexpr char kDataScope[] = "plumb::data";
-
-// Seconds on the steady clock since `start` (every duration plumb measures or budgets).
-double seconds_since(std::chrono::steady_clock::time_point start);
-
-// The steady clock in nanoseconds: the time base of the op and allocation timelines. Inline:
-// the profilers call it at every operator's start and end.
-inline int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Distinct synthetic batches a loop cycles through (see step_loop.cpp).
 inline constexpr size_t kDefaultBatchPool = 3;
@@ -113,8 +103,5 @@ class EngineChoice {
 // loop holds `batch_pool` batches; result.precision_notes says what ran in which precision.
 void with_model(const Workload& workload, const RunOptions& options, RunResult& result,
                 const std::function<void(StepLoop&)>& body, size_t batch_pool = kDefaultBatchPool);
-
-std::string utc_now_iso8601();
-double process_cpu_seconds();
 
 }  // namespace plumb::run

@@ -4,10 +4,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -46,6 +48,19 @@ double number_of(const YAML::Node& n, const std::string& what) {
   return v;
 }
 
+// A whole number within [min, max], from its text (a double would overflow the integer it is
+// cast to: undefined behaviour, found by fuzzing the spec parser).
+uint64_t whole_number_of(const YAML::Node& n, const std::string& what, uint64_t min, uint64_t max) {
+  const std::string text = n.as<std::string>();
+  uint64_t v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || v < min ||
+      v > max)
+    throw UsageError(
+        fmt::format("{} must be a whole number from {} to {}, got '{}'", what, min, max, text));
+  return v;
+}
+
 // "64" rather than "64.000000" for whole numbers, so range values read as config integers.
 std::string number_text(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
@@ -72,9 +87,15 @@ std::vector<std::string> expand_range(const YAML::Node& range, const std::string
                                  geometric ? "times" : "step",
                                  geometric ? "> 1 (with from > 0)" : "> 0"));
   std::vector<std::string> values;
-  for (double v = from; v <= to * (1 + 1e-12) && values.size() <= 100000;
-       v = geometric ? v * by : v + by)
+  for (double v = from; v <= to * (1 + 1e-12); v = geometric ? v * by : v + by) {
+    // A step below the precision of the values would repeat one value for ever.
+    if (values.size() == kMaxSweepPoints || (!values.empty() && number_text(v) == values.back()))
+      throw UsageError(fmt::format(
+          "the range of grid key '{}' has more than {} values, or a step too small to tell "
+          "them apart; use a larger {}",
+          key, kMaxSweepPoints, geometric ? "times" : "step"));
     values.push_back(number_text(v));
+  }
   if (values.empty())
     throw UsageError(fmt::format("the range of grid key '{}' has no values (from {} > to {})", key,
                                  number_text(from), number_text(to)));
@@ -125,8 +146,10 @@ SweepSpec spec_from_yaml(const YAML::Node& root, const std::string& default_name
       if (m == "profile") s.measure_profile = true;
     }
   }
-  if (root["threads"]) s.threads = static_cast<int>(number_of(root["threads"], "threads"));
-  if (root["seed"]) s.seed = static_cast<uint64_t>(number_of(root["seed"], "seed"));
+  if (root["threads"])
+    s.threads = static_cast<int>(whole_number_of(root["threads"], "threads", 1, 4096));
+  if (root["seed"])
+    s.seed = whole_number_of(root["seed"], "seed", 0, std::numeric_limits<uint64_t>::max());
   if (root["set"]) {
     if (!root["set"].IsMap()) throw UsageError("'set' must map config keys to single values");
     for (const auto& kv : root["set"])
@@ -147,7 +170,8 @@ SweepSpec spec_from_yaml(const YAML::Node& root, const std::string& default_name
       s.budget.max_warmup_s = number_of(b["max_warmup_time"], "budget.max_warmup_time");
     if (b["target_ci"]) s.budget.target_ci = number_of(b["target_ci"], "budget.target_ci");
     if (b["min_samples"])
-      s.budget.min_samples = static_cast<size_t>(number_of(b["min_samples"], "budget.min_samples"));
+      s.budget.min_samples = static_cast<size_t>(
+          whole_number_of(b["min_samples"], "budget.min_samples", 1, 1000000000));
     if (b["point_time_limit"])
       s.budget.point_time_limit_s = number_of(b["point_time_limit"], "budget.point_time_limit");
   }
@@ -206,6 +230,16 @@ void validate_sweep_spec(const SweepSpec& s, const Workload& w) {
   if (s.budget.max_time_s <= 0 || s.budget.max_warmup_s <= 0 || s.budget.target_ci <= 0 ||
       s.budget.point_time_limit_s < 0)
     throw UsageError("budget times and target_ci must be positive (point_time_limit >= 0)");
+  // The product of the list sizes, checked before it can overflow or be expanded.
+  uint64_t points = s.modes.size() * s.dtypes.size();
+  for (const auto& [key, values] : s.grid) {
+    if (!values.empty() && points > kMaxSweepPoints / values.size())
+      throw UsageError(fmt::format(
+          "the sweep has more than {} points (modes x dtypes x the grid's lists); narrow the "
+          "grid or split it into several sweeps",
+          kMaxSweepPoints));
+    points *= values.size();
+  }
   std::set<std::string> keys;
   for (const auto& [key, values] : s.grid) {
     if (!keys.insert(key).second) throw UsageError(fmt::format("grid key '{}' appears twice", key));

@@ -37,6 +37,10 @@
 
 namespace plumb::run {
 
+// The most points one sweep (and one range of a grid key) may have: beyond it a spec is a
+// mistake (a step far too small), not a plan, and expanding it would exhaust memory.
+inline constexpr size_t kMaxSweepPoints = 100000;
+
 struct SweepBudget {
   double max_time_s = 5;    // measurement per point (the runner's --max-time)
   double max_warmup_s = 5;  // warm-up cap per point

@@ -49,41 +49,43 @@ int64_t ResultsStore::save_dist_world(const StoredDistWorld& w) {
 }
 
 std::vector<StoredDistWorld> ResultsStore::load_dist_worlds() const {
-  std::vector<StoredDistWorld> out;
-  if (!detail::has_table(*db_, "dist_worlds")) return out;
-  SQLite::Statement q(*db_,
-                      "SELECT d.*, e.json AS env_json FROM dist_worlds d JOIN environments e ON "
-                      "e.id = d.environment_id ORDER BY d.id");
-  while (q.executeStep()) {
-    StoredDistWorld w;
-    w.id = q.getColumn("id").getInt64();
-    w.started_at = q.getColumn("started_at").getString();
-    w.workload = q.getColumn("workload").getString();
-    w.workers = q.getColumn("workers").getInt();
-    w.threads_per_worker = q.getColumn("threads_per_worker").getInt();
-    w.batch_per_worker = q.getColumn("batch_per_worker").getInt64();
-    w.bucket_bytes = q.getColumn("bucket_bytes").getInt64();
-    w.overlap = q.getColumn("overlap").getInt() != 0;
-    w.link = q.getColumn("link").getString();
-    w.tag = q.getColumn("tag").getString();
-    w.status = detail::status_from_name(q.getColumn("status").getString());
-    w.message = q.getColumn("message").getString();
-    w.throughput = detail::real_or_nan(q.getColumn("throughput"));
-    w.throughput_unit = q.getColumn("throughput_unit").getString();
-    w.step_mean_s = detail::real_or_nan(q.getColumn("step_mean_s"));
-    w.step_ci_rel = detail::real_or_nan(q.getColumn("step_ci_rel"));
-    w.efficiency = detail::real_or_nan(q.getColumn("efficiency"));
-    w.compute_s = detail::real_or_nan(q.getColumn("compute_s"));
-    w.exposed_s = detail::real_or_nan(q.getColumn("exposed_s"));
-    w.overlapped_s = detail::real_or_nan(q.getColumn("overlapped_s"));
-    w.gradient_bytes = q.getColumn("gradient_bytes").getInt64();
-    w.peak_rss_bytes = q.getColumn("peak_rss_bytes").getInt64();
-    w.environment =
-        platform::environment_from_json(nlohmann::json::parse(q.getColumn("env_json").getString()));
-    w.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
-    out.push_back(std::move(w));
-  }
-  return out;
+  return detail::guarded_read(path_, "data-parallel worlds", [&]() -> std::vector<StoredDistWorld> {
+    std::vector<StoredDistWorld> out;
+    if (!detail::has_table(*db_, "dist_worlds")) return out;
+    SQLite::Statement q(*db_,
+                        "SELECT d.*, e.json AS env_json FROM dist_worlds d JOIN environments e ON "
+                        "e.id = d.environment_id ORDER BY d.id");
+    while (q.executeStep()) {
+      StoredDistWorld w;
+      w.id = q.getColumn("id").getInt64();
+      w.started_at = q.getColumn("started_at").getString();
+      w.workload = q.getColumn("workload").getString();
+      w.workers = q.getColumn("workers").getInt();
+      w.threads_per_worker = q.getColumn("threads_per_worker").getInt();
+      w.batch_per_worker = q.getColumn("batch_per_worker").getInt64();
+      w.bucket_bytes = q.getColumn("bucket_bytes").getInt64();
+      w.overlap = q.getColumn("overlap").getInt() != 0;
+      w.link = q.getColumn("link").getString();
+      w.tag = q.getColumn("tag").getString();
+      w.status = detail::status_from_name(q.getColumn("status").getString());
+      w.message = q.getColumn("message").getString();
+      w.throughput = detail::real_or_nan(q.getColumn("throughput"));
+      w.throughput_unit = q.getColumn("throughput_unit").getString();
+      w.step_mean_s = detail::real_or_nan(q.getColumn("step_mean_s"));
+      w.step_ci_rel = detail::real_or_nan(q.getColumn("step_ci_rel"));
+      w.efficiency = detail::real_or_nan(q.getColumn("efficiency"));
+      w.compute_s = detail::real_or_nan(q.getColumn("compute_s"));
+      w.exposed_s = detail::real_or_nan(q.getColumn("exposed_s"));
+      w.overlapped_s = detail::real_or_nan(q.getColumn("overlapped_s"));
+      w.gradient_bytes = q.getColumn("gradient_bytes").getInt64();
+      w.peak_rss_bytes = q.getColumn("peak_rss_bytes").getInt64();
+      w.environment = platform::environment_from_json(
+          nlohmann::json::parse(q.getColumn("env_json").getString()));
+      w.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
+      out.push_back(std::move(w));
+    }
+    return out;
+  });
 }
 
 }  // namespace plumb::store

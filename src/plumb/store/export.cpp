@@ -51,6 +51,7 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["environment"] = platform::to_json(r.environment);
   j["warnings"] = res.warnings;
   j["precision_notes"] = res.precision_notes;
+  j["injected_delay_ms"] = res.injected_delay_ms;
   if (with_samples) {
     j["samples"] = res.samples_s;
     j["warmup_samples"] = res.warmup_s;

@@ -29,6 +29,8 @@ StoredMemoryProfile read_memory_row(const SQLite::Statement& st) {
   r.tracked_peak = st.getColumn("tracked_peak").getInt64();
   r.rss_peak_growth =
       st.getColumn("rss_peak_growth").isNull() ? -1 : st.getColumn("rss_peak_growth").getInt64();
+  // Plumb writes "--heap return" since schema 12; an unupgraded older file says keep.
+  if (detail::legacy_rss_check(r.command)) m.heap = heap_policy_name(HeapPolicy::kReturn);
   r.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
                    .get<std::vector<std::string>>();
   r.breakdown = profile::breakdown_from_json(
@@ -94,16 +96,18 @@ int64_t ResultsStore::save_memory_profile(const run::RunOptions& options,
 
 std::vector<StoredMemoryProfile> ResultsStore::load_memory_profiles(
     const std::string& group) const {
-  if (!detail::has_table(*db_, "memory_profiles")) return {};
-  SQLite::Statement q(*db_,
-                      "SELECT m.*, e.json AS env_json FROM memory_profiles m JOIN environments e "
-                      "ON e.id = m.environment_id" +
-                          std::string(group.empty() ? "" : " WHERE m.group_id = :g") +
-                          " ORDER BY m.id");
-  if (!group.empty()) q.bind(":g", group);
-  std::vector<StoredMemoryProfile> out;
-  while (q.executeStep()) out.push_back(read_memory_row(q));
-  return out;
+  return detail::guarded_read(path_, "memory profiles", [&]() -> std::vector<StoredMemoryProfile> {
+    if (!detail::has_table(*db_, "memory_profiles")) return {};
+    SQLite::Statement q(*db_,
+                        "SELECT m.*, e.json AS env_json FROM memory_profiles m JOIN environments e "
+                        "ON e.id = m.environment_id" +
+                            std::string(group.empty() ? "" : " WHERE m.group_id = :g") +
+                            " ORDER BY m.id");
+    if (!group.empty()) q.bind(":g", group);
+    std::vector<StoredMemoryProfile> out;
+    while (q.executeStep()) out.push_back(read_memory_row(q));
+    return out;
+  });
 }
 
 nlohmann::ordered_json memory_profile_json(const StoredMemoryProfile& m) {

@@ -34,39 +34,43 @@ int64_t ResultsStore::save_precision_comparison(const PrecisionComparisonRecord&
 }
 
 std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons() const {
-  std::vector<PrecisionComparisonRecord> out;
-  if (!detail::has_table(*db_, "precision_comparisons")) return out;
-  SQLite::Statement q(*db_,
-                      "SELECT p.*, r.workload, r.mode, r.dtype, r.memory_format, r.tag, r.batch, "
-                      "r.threads FROM precision_comparisons p JOIN runs r ON r.id = p.run_id "
-                      "ORDER BY p.id");
-  while (q.executeStep()) {
-    PrecisionComparisonRecord r;
-    r.id = q.getColumn("id").getInt64();
-    r.run_id = q.getColumn("run_id").getInt64();
-    r.reference_run_id = q.getColumn("reference_run_id").getInt64();
-    r.workload = q.getColumn("workload").getString();
-    r.mode = q.getColumn("mode").getString();
-    r.dtype = q.getColumn("dtype").getString();
-    r.memory_format = q.getColumn("memory_format").getString();
-    r.tag = q.getColumn("tag").getString();
-    r.batch = q.getColumn("batch").getInt64();
-    r.threads = q.getColumn("threads").getInt();
-    r.speedup = detail::real_or_nan(q.getColumn("speedup"));
-    r.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
-    r.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
-    r.error_measured = q.getColumn("error_measured").getInt() != 0;
-    r.error.relative_l2 = detail::real_or_nan(q.getColumn("relative_l2"));
-    r.error.max_abs = detail::real_or_nan(q.getColumn("max_abs"));
-    r.error.cosine = detail::real_or_nan(q.getColumn("cosine"));
-    r.error.agreement = detail::real_or_nan(q.getColumn("agreement"));
-    r.error.agreement_kind = q.getColumn("agreement_kind").getString();
-    r.error.elements = q.getColumn("elements").getInt64();
-    r.error.examples = q.getColumn("examples").getInt64();
-    r.note = q.getColumn("note").getString();
-    out.push_back(std::move(r));
-  }
-  return out;
+  return detail::guarded_read(
+      path_, "precision comparisons", [&]() -> std::vector<PrecisionComparisonRecord> {
+        std::vector<PrecisionComparisonRecord> out;
+        if (!detail::has_table(*db_, "precision_comparisons")) return out;
+        SQLite::Statement q(
+            *db_,
+            "SELECT p.*, r.workload, r.mode, r.dtype, r.memory_format, r.tag, r.batch, "
+            "r.threads FROM precision_comparisons p JOIN runs r ON r.id = p.run_id "
+            "ORDER BY p.id");
+        while (q.executeStep()) {
+          PrecisionComparisonRecord r;
+          r.id = q.getColumn("id").getInt64();
+          r.run_id = q.getColumn("run_id").getInt64();
+          r.reference_run_id = q.getColumn("reference_run_id").getInt64();
+          r.workload = q.getColumn("workload").getString();
+          r.mode = q.getColumn("mode").getString();
+          r.dtype = q.getColumn("dtype").getString();
+          r.memory_format = q.getColumn("memory_format").getString();
+          r.tag = q.getColumn("tag").getString();
+          r.batch = q.getColumn("batch").getInt64();
+          r.threads = q.getColumn("threads").getInt();
+          r.speedup = detail::real_or_nan(q.getColumn("speedup"));
+          r.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
+          r.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
+          r.error_measured = q.getColumn("error_measured").getInt() != 0;
+          r.error.relative_l2 = detail::real_or_nan(q.getColumn("relative_l2"));
+          r.error.max_abs = detail::real_or_nan(q.getColumn("max_abs"));
+          r.error.cosine = detail::real_or_nan(q.getColumn("cosine"));
+          r.error.agreement = detail::real_or_nan(q.getColumn("agreement"));
+          r.error.agreement_kind = q.getColumn("agreement_kind").getString();
+          r.error.elements = q.getColumn("elements").getInt64();
+          r.error.examples = q.getColumn("examples").getInt64();
+          r.note = q.getColumn("note").getString();
+          out.push_back(std::move(r));
+        }
+        return out;
+      });
 }
 
 }  // namespace plumb::store

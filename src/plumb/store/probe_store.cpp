@@ -59,17 +59,21 @@ int64_t ResultsStore::save_probe(const StoredProbe& probe) {
 
 std::optional<StoredProbe> ResultsStore::latest_probe(const std::string& machine,
                                                       bool thorough_only) const {
-  auto found = query_probes(*db_,
-                            std::string("WHERE p.machine = :m") +
-                                (thorough_only ? " AND p.mode = 'thorough'" : "") +
-                                " ORDER BY p.id DESC LIMIT 1",
-                            machine);
-  if (found.empty()) return std::nullopt;
-  return std::move(found.front());
+  return detail::guarded_read(path_, "probes", [&]() -> std::optional<StoredProbe> {
+    auto found = query_probes(*db_,
+                              std::string("WHERE p.machine = :m") +
+                                  (thorough_only ? " AND p.mode = 'thorough'" : "") +
+                                  " ORDER BY p.id DESC LIMIT 1",
+                              machine);
+    if (found.empty()) return std::nullopt;
+    return std::move(found.front());
+  });
 }
 
 std::vector<StoredProbe> ResultsStore::load_probes() const {
-  return query_probes(*db_, "ORDER BY p.id", "");
+  return detail::guarded_read(path_, "probes", [&]() -> std::vector<StoredProbe> {
+    return query_probes(*db_, "ORDER BY p.id", "");
+  });
 }
 
 }  // namespace plumb::store

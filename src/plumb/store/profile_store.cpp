@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
-#include "plumb/run/step_loop.h"
 
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
@@ -113,57 +113,62 @@ int64_t ResultsStore::save_profile(const run::RunOptions& options,
 }
 
 std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group) const {
-  if (!detail::has_table(*db_, "profiles")) return {};
-  SQLite::Transaction tx(*db_);
-  SQLite::Statement q(*db_,
-                      "SELECT p.*, e.json AS env_json FROM profiles p JOIN environments e ON "
-                      "e.id = p.environment_id" +
-                          std::string(group.empty() ? "" : " WHERE p.group_id = :g") +
-                          " ORDER BY p.id");
-  if (!group.empty()) q.bind(":g", group);
-  std::vector<StoredProfile> out;
-  while (q.executeStep()) out.push_back(read_profile_row(q));
-  SQLite::Statement ops(*db_,
-                        "SELECT name, scope, layer, category, kind, signature, calls, self_s, "
-                        "inclusive_s, flops, macs, bytes_read, bytes_written FROM op_stats "
-                        "WHERE profile_id = ?");
-  for (StoredProfile& p : out) {
-    ops.bind(1, p.id);
-    while (ops.executeStep()) {
-      profile::OpStat s;
-      s.name = ops.getColumn(0).getString();
-      s.scope = ops.getColumn(1).getString();
-      s.layer = ops.getColumn(2).getString();
-      s.category = ops.getColumn(3).getString();
-      s.kind = ops.getColumn(4).getString();
-      s.signature = ops.getColumn(5).getString();
-      s.calls = ops.getColumn(6).getDouble();
-      s.self_s = ops.getColumn(7).getDouble();
-      s.inclusive_s = ops.getColumn(8).getDouble();
-      s.flops = ops.getColumn(9).getDouble();
-      s.macs = ops.getColumn(10).getDouble();
-      s.bytes_read = ops.getColumn(11).getDouble();
-      s.bytes_written = ops.getColumn(12).getDouble();
-      p.result.profile.ops.push_back(std::move(s));
+  return detail::guarded_read(path_, "profiles", [&]() -> std::vector<StoredProfile> {
+    if (!detail::has_table(*db_, "profiles")) return {};
+    SQLite::Transaction tx(*db_);
+    SQLite::Statement q(*db_,
+                        "SELECT p.*, e.json AS env_json FROM profiles p JOIN environments e ON "
+                        "e.id = p.environment_id" +
+                            std::string(group.empty() ? "" : " WHERE p.group_id = :g") +
+                            " ORDER BY p.id");
+    if (!group.empty()) q.bind(":g", group);
+    std::vector<StoredProfile> out;
+    while (q.executeStep()) out.push_back(read_profile_row(q));
+    SQLite::Statement ops(*db_,
+                          "SELECT name, scope, layer, category, kind, signature, calls, self_s, "
+                          "inclusive_s, flops, macs, bytes_read, bytes_written FROM op_stats "
+                          "WHERE profile_id = ?");
+    for (StoredProfile& p : out) {
+      ops.bind(1, p.id);
+      while (ops.executeStep()) {
+        profile::OpStat s;
+        s.name = ops.getColumn(0).getString();
+        s.scope = ops.getColumn(1).getString();
+        s.layer = ops.getColumn(2).getString();
+        s.category = ops.getColumn(3).getString();
+        s.kind = ops.getColumn(4).getString();
+        s.signature = ops.getColumn(5).getString();
+        s.calls = ops.getColumn(6).getDouble();
+        s.self_s = ops.getColumn(7).getDouble();
+        s.inclusive_s = ops.getColumn(8).getDouble();
+        s.flops = ops.getColumn(9).getDouble();
+        s.macs = ops.getColumn(10).getDouble();
+        s.bytes_read = ops.getColumn(11).getDouble();
+        s.bytes_written = ops.getColumn(12).getDouble();
+        p.result.profile.ops.push_back(std::move(s));
+      }
+      ops.reset();
     }
-    ops.reset();
-  }
-  tx.commit();
-  return out;
+    tx.commit();
+    return out;
+  });
 }
 
 std::optional<profile::StepGraph> ResultsStore::load_profile_graph(int64_t profile_id) const {
-  if (!detail::has_table(*db_, "profile_graphs")) return std::nullopt;
-  SQLite::Statement q(*db_, "SELECT json FROM profile_graphs WHERE profile_id = ?");
-  q.bind(1, profile_id);
-  if (!q.executeStep()) return std::nullopt;
-  try {
-    return profile::graph_from_json(nlohmann::json::parse(q.getColumn(0).getString()));
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format(
-        "the operator graph of profile {} in {} cannot be read ({}); re-profile with this version",
-        profile_id, path_, e.what()));
-  }
+  return detail::guarded_read(path_, "profile graphs", [&]() -> std::optional<profile::StepGraph> {
+    if (!detail::has_table(*db_, "profile_graphs")) return std::nullopt;
+    SQLite::Statement q(*db_, "SELECT json FROM profile_graphs WHERE profile_id = ?");
+    q.bind(1, profile_id);
+    if (!q.executeStep()) return std::nullopt;
+    try {
+      return profile::graph_from_json(nlohmann::json::parse(q.getColumn(0).getString()));
+    } catch (const std::exception& e) {
+      throw UsageError(
+          fmt::format("the operator graph of profile {} in {} cannot be read ({}); re-profile with "
+                      "this version",
+                      profile_id, path_, e.what()));
+    }
+  });
 }
 
 int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c,
@@ -172,7 +177,7 @@ int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, environment);
     const int64_t id = detail::Row()
-                           .text("measured_at", run::utc_now_iso8601())
+                           .text("measured_at", utc_now_iso8601())
                            .text("machine", platform::machine_key(environment))
                            .text("kind", c.kind)
                            .text("shapes", c.shapes)
@@ -195,35 +200,38 @@ int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c
 }
 
 std::vector<StoredFusedKernelCheck> ResultsStore::load_fused_kernel_checks() const {
-  std::vector<StoredFusedKernelCheck> out;
-  if (!detail::has_table(*db_, "fused_kernel_checks")) return out;
-  SQLite::Statement q(*db_, "SELECT * FROM fused_kernel_checks ORDER BY id");
-  while (q.executeStep()) {
-    StoredFusedKernelCheck s;
-    s.id = q.getColumn("id").getInt64();
-    s.measured_at = q.getColumn("measured_at").getString();
-    s.machine = q.getColumn("machine").getString();
-    profile::FusedKernelCheck& c = s.check;
-    c.kind = q.getColumn("kind").getString();
-    c.shapes = q.getColumn("shapes").getString();
-    c.unfused = q.getColumn("unfused").getString();
-    c.fused_op = q.getColumn("fused_op").getString();
-    c.dtype = q.getColumn("dtype").getString();
-    c.threads = q.getColumn("threads").getInt();
-    c.repetitions = q.getColumn("repetitions").getInt();
-    c.unfused_s = q.getColumn("unfused_s").getDouble();
-    c.fused_s = q.getColumn("fused_s").getDouble();
-    c.max_abs_diff = detail::real_or_nan(q.getColumn("max_abs_diff"));
-    try {
-      c.unfused_graph =
-          profile::graph_from_json(nlohmann::json::parse(q.getColumn("graph_json").getString()));
-    } catch (const std::exception& e) {
-      throw UsageError(
-          fmt::format("fused-kernel check {} in {} cannot be read ({})", s.id, path_, e.what()));
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+  return detail::guarded_read(
+      path_, "fused-kernel checks", [&]() -> std::vector<StoredFusedKernelCheck> {
+        std::vector<StoredFusedKernelCheck> out;
+        if (!detail::has_table(*db_, "fused_kernel_checks")) return out;
+        SQLite::Statement q(*db_, "SELECT * FROM fused_kernel_checks ORDER BY id");
+        while (q.executeStep()) {
+          StoredFusedKernelCheck s;
+          s.id = q.getColumn("id").getInt64();
+          s.measured_at = q.getColumn("measured_at").getString();
+          s.machine = q.getColumn("machine").getString();
+          profile::FusedKernelCheck& c = s.check;
+          c.kind = q.getColumn("kind").getString();
+          c.shapes = q.getColumn("shapes").getString();
+          c.unfused = q.getColumn("unfused").getString();
+          c.fused_op = q.getColumn("fused_op").getString();
+          c.dtype = q.getColumn("dtype").getString();
+          c.threads = q.getColumn("threads").getInt();
+          c.repetitions = q.getColumn("repetitions").getInt();
+          c.unfused_s = q.getColumn("unfused_s").getDouble();
+          c.fused_s = q.getColumn("fused_s").getDouble();
+          c.max_abs_diff = detail::real_or_nan(q.getColumn("max_abs_diff"));
+          try {
+            c.unfused_graph = profile::graph_from_json(
+                nlohmann::json::parse(q.getColumn("graph_json").getString()));
+          } catch (const std::exception& e) {
+            throw UsageError(fmt::format("fused-kernel check {} in {} cannot be read ({})", s.id,
+                                         path_, e.what()));
+          }
+          out.push_back(std::move(s));
+        }
+        return out;
+      });
 }
 
 }  // namespace plumb::store

@@ -67,10 +67,13 @@ StoredRun read_run_row(const SQLite::Statement& st) {
   res.cpu_utilization = real_or_nan(st.getColumn("cpu_utilization"));
   res.warnings = nlohmann::json::parse(st.getColumn("warnings_json").getString())
                      .get<std::vector<std::string>>();
-  for (int i = 0; i < st.getColumnCount(); ++i)
-    if (std::string(st.getColumnName(i)) == "precision_json")
-      res.precision_notes =
-          nlohmann::json::parse(st.getColumn(i).getString()).get<std::vector<std::string>>();
+  // Columns a file of an older schema read without upgrading lacks.
+  if (detail::has_result_column(st, "precision_json"))
+    res.precision_notes = nlohmann::json::parse(st.getColumn("precision_json").getString())
+                              .get<std::vector<std::string>>();
+  res.injected_delay_ms = detail::has_result_column(st, "injected_delay_ms")
+                              ? st.getColumn("injected_delay_ms").getDouble()
+                              : detail::legacy_injected_delay_ms(res.warnings);
 
   run::Summary& s = res.step_time;
   s.n = static_cast<size_t>(st.getColumn("n").getInt64());
@@ -232,6 +235,7 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .integer("warmup_iterations", static_cast<int64_t>(result.warmup_s.size()))
           .real("last_loss", result.last_loss)
           .real("cpu_utilization", result.cpu_utilization)
+          .real("injected_delay_ms", result.injected_delay_ms)
           .text("warnings_json", strings_json(result.warnings))
           .integer("n", static_cast<int64_t>(s.n))
           .insert_into(db, "runs");
@@ -261,13 +265,17 @@ int64_t ResultsStore::save_run(const run::RunOptions& options, const run::RunRes
 }
 
 std::vector<StoredRun> ResultsStore::load_runs(bool with_samples) const {
-  return read_runs(*db_, std::nullopt, with_samples);
+  return detail::guarded_read(path_, "runs", [&]() -> std::vector<StoredRun> {
+    return read_runs(*db_, std::nullopt, with_samples);
+  });
 }
 
 std::optional<StoredRun> ResultsStore::load_run(int64_t id, bool with_samples) const {
-  std::vector<StoredRun> runs = read_runs(*db_, id, with_samples);
-  if (runs.empty()) return std::nullopt;
-  return std::move(runs.front());
+  return detail::guarded_read(path_, "runs", [&]() -> std::optional<StoredRun> {
+    std::vector<StoredRun> runs = read_runs(*db_, id, with_samples);
+    if (runs.empty()) return std::nullopt;
+    return std::move(runs.front());
+  });
 }
 
 }  // namespace plumb::store

@@ -37,9 +37,10 @@ namespace plumb::store {
 // precision_comparisons table; v8 adds dist_worlds; v9 adds profile_graphs (the data-flow graph
 // captured with a profile) and fused_kernel_checks; v10 adds serve_sessions, serve_measurements
 // and serve_queries (plumb serve); v11 adds each record's engine and heap policy and
-// tune_sessions (plumb tune). Older files are upgraded in place, in one
+// tune_sessions (plumb tune); v12 adds a run's injected step delay (and marks memory passes
+// run with --rss-check as heap return). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.

@@ -4,6 +4,7 @@
 #include <sys/statvfs.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -97,6 +98,12 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
   return row;
 }
 
+bool has_result_column(const SQLite::Statement& st, const char* column) {
+  for (int i = 0; i < st.getColumnCount(); ++i)
+    if (std::strcmp(st.getColumnName(i), column) == 0) return true;
+  return false;
+}
+
 void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.id = st.getColumn("id").getInt64();
   r.workload = st.getColumn("workload").getString();
@@ -105,13 +112,12 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.threads = st.getColumn("threads").getInt();
   r.device = st.getColumn("device").getString();
   // A file read without upgrading (read-only open of an older schema) lacks the v7 and v11 columns.
-  for (int i = 0; i < st.getColumnCount(); ++i) {
-    const std::string name = st.getColumnName(i);
-    if (name == "dtype") r.dtype = st.getColumn(i).getString();
-    if (name == "memory_format") r.memory_format = st.getColumn(i).getString();
-    if (name == "engine") r.engine = st.getColumn(i).getString();
-    if (name == "heap") r.heap = st.getColumn(i).getString();
-  }
+  using TextColumn = std::pair<const char*, std::string StoredRecord::*>;
+  for (const auto& [column, field] :
+       {TextColumn{"dtype", &StoredRecord::dtype},
+        TextColumn{"memory_format", &StoredRecord::memory_format},
+        TextColumn{"engine", &StoredRecord::engine}, TextColumn{"heap", &StoredRecord::heap}})
+    if (has_result_column(st, column)) r.*field = st.getColumn(column).getString();
   r.tag = st.getColumn("tag").getString();
   r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
   r.environment =
@@ -154,6 +160,21 @@ void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
   if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
     throw UsageError(message + "; free disk space or fix permissions, or pass another --db");
   throw std::runtime_error(message);
+}
+
+void rethrow_read_error(const std::exception& e, const std::string& what, const std::string& path) {
+  const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&e);
+  const int code = sqlite != nullptr ? sqlite->getErrorCode() : SQLITE_OK;
+  const std::string message =
+      fmt::format("cannot read the {} in results database '{}': {}", what, path, e.what());
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    throw UsageError(message + "; another process has held it locked for over " +
+                     std::to_string(kBusyTimeoutMs / 1000) + " s: retry when it is done");
+  if (code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
+    throw UsageError(message + "; check the file and its permissions, or pass another --db");
+  throw UsageError(message +
+                   "; the file is damaged or was not written by plumb: restore it from a copy "
+                   "or pass another --db");
 }
 
 }  // namespace plumb::store::detail

@@ -1,10 +1,12 @@
 // Store internals shared by the run and profile tables: a row builder that names every
 // column next to its value, NULL/NaN conversion, environment de-duplication, status names, and
-// the mapping of SQLite write failures to actionable errors. Not part of the public API.
+// the mapping of SQLite read and write failures to actionable errors. Not part of the public API.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <new>
 #include <string>
 #include <utility>
 #include <variant>
@@ -13,6 +15,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
+#include "plumb/core/errors.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
 #include "plumb/profile/profiler.h"
@@ -120,6 +123,10 @@ int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& optio
                               const platform::Environment& environment, const std::string& group,
                               const std::string& tag);
 
+// Whether a query's result has `column` (a file of an older schema read without upgrading
+// lacks the columns later versions added).
+bool has_result_column(const SQLite::Statement& st, const char* column);
+
 // Reads the columns every record table shares (id, workload, mode, batch, threads, device,
 // tag, config_json) and the joined environment JSON (column env_json).
 void read_record_columns(const SQLite::Statement& st, store::StoredRecord& record);
@@ -130,6 +137,27 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& recor
 // measured reaches stderr instead of being lost with the write.
 [[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                                      const std::string& path, const std::string& measured = "");
+
+// Rethrows what reading the store raised (an SQLite error, a malformed JSON column, a value of
+// the wrong type) as one UsageError naming the file and the `what` being read: a damaged or
+// foreign file, or one held locked beyond the busy timeout. Never a raw library message.
+[[noreturn]] void rethrow_read_error(const std::exception& e, const std::string& what,
+                                     const std::string& path);
+
+// Runs `read` (a load from the store at `path`) and turns its failures into that UsageError.
+template <class Read>
+auto guarded_read(const std::string& path, const std::string& what, Read&& read)
+    -> decltype(read()) {
+  try {
+    return read();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrow_read_error(e, what, path);
+  }
+}
 
 // A run's figures in one line, for the error of a write that lost it: throughput, median
 // step, steps and the reproducer (or its status and message when it did not succeed).

@@ -9,16 +9,21 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "plumb/core/errors.h"
 #include "plumb/run/run_result.h"
+#include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::store::detail {
@@ -493,6 +498,39 @@ void add_execution_columns(SQLite::Database& db) {
   }
 }
 
+// Version 12: what a record did on purpose that changes its figures, stored rather than
+// recognised from text: the testing aid's delay added to every step of a run (a new column),
+// and a memory pass's --rss-check (its heap policy: return, the same mechanism). Records of an
+// older file get both from where older plumbs left them (legacy_injected_delay_ms,
+// legacy_rss_check).
+void add_deliberate_settings_columns(SQLite::Database& db, bool backfill) {
+  if (!has_column(db, "runs", "injected_delay_ms"))
+    db.exec("ALTER TABLE runs ADD COLUMN injected_delay_ms REAL NOT NULL DEFAULT 0");
+  if (!backfill) return;
+  std::vector<std::pair<int64_t, double>> delays;
+  SQLite::Statement runs(db, "SELECT id, warnings_json FROM runs WHERE instr(warnings_json, ?)");
+  runs.bind(1, run::kInjectDelayVariable);
+  while (runs.executeStep())
+    delays.emplace_back(
+        runs.getColumn(0).getInt64(),
+        legacy_injected_delay_ms(
+            nlohmann::json::parse(runs.getColumn(1).getString()).get<std::vector<std::string>>()));
+  SQLite::Statement set_delay(db, "UPDATE runs SET injected_delay_ms = ? WHERE id = ?");
+  for (const auto& [id, ms] : delays) {
+    set_delay.bind(1, ms);
+    set_delay.bind(2, id);
+    set_delay.exec();
+    set_delay.reset();
+  }
+  std::vector<int64_t> checked;
+  SQLite::Statement passes(db, "SELECT id, command FROM memory_profiles");
+  while (passes.executeStep())
+    if (legacy_rss_check(passes.getColumn(1).getString()))
+      checked.push_back(passes.getColumn(0).getInt64());
+  for (const int64_t id : checked)
+    db.exec(fmt::format("UPDATE memory_profiles SET heap = 'return' WHERE id = {}", id));
+}
+
 // SQLite cannot alter a CHECK constraint, so the table is rebuilt with the current status list
 // (its documented procedure: create, copy, drop, rename; foreign keys are off on the upgrading
 // connection, so dropping the old table cascades nothing), indexes included.
@@ -679,6 +717,18 @@ std::optional<DbKind> check_path(const std::string& path, bool read_only) {
   return kind;
 }
 
+double legacy_injected_delay_ms(const std::vector<std::string>& warnings) {
+  // "PLUMB_INJECT_STEP_DELAY_MS adds 5 ms to every step: ..." (the runner's wording until v12).
+  const std::string prefix = std::string(run::kInjectDelayVariable) + " adds ";
+  for (const auto& warning : warnings)
+    if (warning.rfind(prefix, 0) == 0) return std::strtod(warning.c_str() + prefix.size(), nullptr);
+  return 0;
+}
+
+bool legacy_rss_check(const std::string& command) {
+  return command.find(" --rss-check") != std::string::npos;
+}
+
 void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kSchemaSql));
   db.exec(with_statuses(kProfilesSql));
@@ -692,6 +742,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kServeSql));
   add_execution_columns(db);
   db.exec(kTuneSql);
+  add_deliberate_settings_columns(db, /*backfill=*/false);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -718,6 +769,7 @@ void migrate_schema(SQLite::Database& db, int from) {
     add_execution_columns(db);
     db.exec(kTuneSql);
   }
+  if (from < 12) add_deliberate_settings_columns(db, /*backfill=*/true);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plumb/core/errors.h"
 
@@ -69,6 +70,14 @@ void create_schema(SQLite::Database& db);
 // Upgrades a plumb database of schema version `from` to kSchemaVersion; the caller runs it
 // inside its (IMMEDIATE) transaction.
 void migrate_schema(SQLite::Database& db, int from);
+
+// What a record of schema 11 or older did on purpose, from where those plumbs left it: the
+// delay the testing aid added to every step of a run (its warning; 0 when none) and whether a
+// memory pass ran with --rss-check (its command line; such a pass returned freed memory, the
+// heap policy return, though schema 11 stored it as keep). For the upgrade, and for reading
+// such a file without upgrading it.
+double legacy_injected_delay_ms(const std::vector<std::string>& warnings);
+bool legacy_rss_check(const std::string& command);
 
 // Whether `table` exists (an older database read without upgrading may lack it).
 bool has_table(SQLite::Database& db, const std::string& table);

@@ -115,63 +115,67 @@ void ResultsStore::save_serve_session(StoredServeSession& s,
 }
 
 std::vector<StoredServeSession> ResultsStore::load_serve_sessions() const {
-  std::vector<StoredServeSession> out;
-  if (!detail::has_table(*db_, "serve_sessions")) return out;
-  SQLite::Statement q(*db_,
-                      "SELECT s.*, e.json AS env_json FROM serve_sessions s JOIN environments e "
-                      "ON e.id = s.environment_id ORDER BY s.id");
-  SQLite::Statement m(*db_, "SELECT * FROM serve_measurements WHERE session_id = ? ORDER BY id");
-  while (q.executeStep()) {
-    StoredServeSession s;
-    s.id = q.getColumn("id").getInt64();
-    s.started_at = q.getColumn("started_at").getString();
-    s.workload = q.getColumn("workload").getString();
-    s.scenario = q.getColumn("scenario").getString();
-    s.dtype = q.getColumn("dtype").getString();
-    s.setting = q.getColumn("setting").getString();
-    s.threads = q.getColumn("threads").getInt();
-    s.workers = q.getColumn("workers").getInt();
-    s.bound_s = q.getColumn("bound_s").getDouble();
-    s.percentile = q.getColumn("percentile").getDouble();
-    s.max_batch = q.getColumn("max_batch").getInt64();
-    s.max_wait_s = q.getColumn("max_wait_s").getDouble();
-    s.fixed_batch = q.getColumn("fixed_batch").getInt() != 0;
-    s.searched = q.getColumn("searched").getInt() != 0;
-    s.reachable = q.getColumn("reachable").getInt() != 0;
-    s.found_qps = detail::real_or_nan(q.getColumn("found_qps"));
-    s.failed_qps = detail::real_or_nan(q.getColumn("failed_qps"));
-    s.status = detail::status_from_name(q.getColumn("status").getString());
-    s.message = q.getColumn("message").getString();
-    s.tag = q.getColumn("tag").getString();
-    s.command = q.getColumn("command").getString();
-    s.environment =
-        platform::environment_from_json(nlohmann::json::parse(q.getColumn("env_json").getString()));
-    s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
-    m.bind(1, s.id);
-    while (m.executeStep()) s.measurements.push_back(read_measurement(m));
-    m.reset();
-    out.push_back(std::move(s));
-  }
-  return out;
+  return detail::guarded_read(path_, "serve sessions", [&]() -> std::vector<StoredServeSession> {
+    std::vector<StoredServeSession> out;
+    if (!detail::has_table(*db_, "serve_sessions")) return out;
+    SQLite::Statement q(*db_,
+                        "SELECT s.*, e.json AS env_json FROM serve_sessions s JOIN environments e "
+                        "ON e.id = s.environment_id ORDER BY s.id");
+    SQLite::Statement m(*db_, "SELECT * FROM serve_measurements WHERE session_id = ? ORDER BY id");
+    while (q.executeStep()) {
+      StoredServeSession s;
+      s.id = q.getColumn("id").getInt64();
+      s.started_at = q.getColumn("started_at").getString();
+      s.workload = q.getColumn("workload").getString();
+      s.scenario = q.getColumn("scenario").getString();
+      s.dtype = q.getColumn("dtype").getString();
+      s.setting = q.getColumn("setting").getString();
+      s.threads = q.getColumn("threads").getInt();
+      s.workers = q.getColumn("workers").getInt();
+      s.bound_s = q.getColumn("bound_s").getDouble();
+      s.percentile = q.getColumn("percentile").getDouble();
+      s.max_batch = q.getColumn("max_batch").getInt64();
+      s.max_wait_s = q.getColumn("max_wait_s").getDouble();
+      s.fixed_batch = q.getColumn("fixed_batch").getInt() != 0;
+      s.searched = q.getColumn("searched").getInt() != 0;
+      s.reachable = q.getColumn("reachable").getInt() != 0;
+      s.found_qps = detail::real_or_nan(q.getColumn("found_qps"));
+      s.failed_qps = detail::real_or_nan(q.getColumn("failed_qps"));
+      s.status = detail::status_from_name(q.getColumn("status").getString());
+      s.message = q.getColumn("message").getString();
+      s.tag = q.getColumn("tag").getString();
+      s.command = q.getColumn("command").getString();
+      s.environment = platform::environment_from_json(
+          nlohmann::json::parse(q.getColumn("env_json").getString()));
+      s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
+      m.bind(1, s.id);
+      while (m.executeStep()) s.measurements.push_back(read_measurement(m));
+      m.reset();
+      out.push_back(std::move(s));
+    }
+    return out;
+  });
 }
 
 std::vector<run::QueryTimes> ResultsStore::load_serve_queries(int64_t measurement_id) const {
-  std::vector<run::QueryTimes> out;
-  if (!detail::has_table(*db_, "serve_queries")) return out;
-  SQLite::Statement q(*db_,
-                      "SELECT arrival_s, start_s, finish_s, batch, worker FROM serve_queries "
-                      "WHERE measurement_id = ? ORDER BY rowid");
-  q.bind(1, measurement_id);
-  while (q.executeStep()) {
-    run::QueryTimes t;
-    t.arrival_s = q.getColumn(0).getDouble();
-    t.start_s = q.getColumn(1).getDouble();
-    t.finish_s = q.getColumn(2).getDouble();
-    t.batch = q.getColumn(3).getInt();
-    t.worker = q.getColumn(4).getInt();
-    out.push_back(t);
-  }
-  return out;
+  return detail::guarded_read(path_, "serve queries", [&]() -> std::vector<run::QueryTimes> {
+    std::vector<run::QueryTimes> out;
+    if (!detail::has_table(*db_, "serve_queries")) return out;
+    SQLite::Statement q(*db_,
+                        "SELECT arrival_s, start_s, finish_s, batch, worker FROM serve_queries "
+                        "WHERE measurement_id = ? ORDER BY rowid");
+    q.bind(1, measurement_id);
+    while (q.executeStep()) {
+      run::QueryTimes t;
+      t.arrival_s = q.getColumn(0).getDouble();
+      t.start_s = q.getColumn(1).getDouble();
+      t.finish_s = q.getColumn(2).getDouble();
+      t.batch = q.getColumn(3).getInt();
+      t.worker = q.getColumn(4).getInt();
+      out.push_back(t);
+    }
+    return out;
+  });
 }
 
 }  // namespace plumb::store

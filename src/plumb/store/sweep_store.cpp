@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/clock.h"
 #include "plumb/core/json_text.h"
-#include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
@@ -156,7 +156,7 @@ int64_t ResultsStore::register_sweep(const std::string& name, const std::string&
                            .text("name", name)
                            .text("workload", workload)
                            .text("spec_json", spec)
-                           .text("created_at", run::utc_now_iso8601())
+                           .text("created_at", utc_now_iso8601())
                            .integer("points", points)
                            .insert_into(*db_, "sweeps");
     tx.commit();
@@ -167,25 +167,30 @@ int64_t ResultsStore::register_sweep(const std::string& name, const std::string&
 }
 
 std::vector<StoredSweep> ResultsStore::load_sweeps() const {
-  if (!detail::has_table(*db_, "sweeps")) return {};
-  SQLite::Statement q(*db_, "SELECT * FROM sweeps ORDER BY id");
-  std::vector<StoredSweep> out;
-  while (q.executeStep()) out.push_back(read_sweep_row(q));
-  return out;
+  return detail::guarded_read(path_, "sweeps", [&]() -> std::vector<StoredSweep> {
+    if (!detail::has_table(*db_, "sweeps")) return {};
+    SQLite::Statement q(*db_, "SELECT * FROM sweeps ORDER BY id");
+    std::vector<StoredSweep> out;
+    while (q.executeStep()) out.push_back(read_sweep_row(q));
+    return out;
+  });
 }
 
 std::optional<StoredSweep> ResultsStore::find_sweep(const std::string& name) const {
-  return sweep_named(*db_, name);
+  return detail::guarded_read(
+      path_, "sweeps", [&]() -> std::optional<StoredSweep> { return sweep_named(*db_, name); });
 }
 
 std::vector<SweepPointRecord> ResultsStore::load_sweep_points(int64_t sweep_id) const {
-  if (!detail::has_table(*db_, "sweep_points")) return {};
-  const bool with_profile_id = detail::has_column(*db_, "sweep_points", "profile_id");
-  SQLite::Statement q(*db_, "SELECT * FROM sweep_points WHERE sweep_id = ? ORDER BY point_index");
-  q.bind(1, sweep_id);
-  std::vector<SweepPointRecord> out;
-  while (q.executeStep()) out.push_back(read_point_row(q, with_profile_id));
-  return out;
+  return detail::guarded_read(path_, "sweep points", [&]() -> std::vector<SweepPointRecord> {
+    if (!detail::has_table(*db_, "sweep_points")) return {};
+    const bool with_profile_id = detail::has_column(*db_, "sweep_points", "profile_id");
+    SQLite::Statement q(*db_, "SELECT * FROM sweep_points WHERE sweep_id = ? ORDER BY point_index");
+    q.bind(1, sweep_id);
+    std::vector<SweepPointRecord> out;
+    while (q.executeStep()) out.push_back(read_point_row(q, with_profile_id));
+    return out;
+  });
 }
 
 int64_t ResultsStore::save_sweep_point(SweepPointRecord& point, const run::RunOptions& options,

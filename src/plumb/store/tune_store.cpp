@@ -38,31 +38,33 @@ void ResultsStore::save_tune_session(StoredTuneSession& s) {
 }
 
 std::vector<StoredTuneSession> ResultsStore::load_tune_sessions() const {
-  std::vector<StoredTuneSession> out;
-  if (!detail::has_table(*db_, "tune_sessions")) return out;
-  SQLite::Statement q(*db_,
-                      "SELECT t.*, e.json AS env_json FROM tune_sessions t JOIN environments e "
-                      "ON e.id = t.environment_id ORDER BY t.id");
-  while (q.executeStep()) {
-    StoredTuneSession s;
-    s.id = q.getColumn("id").getInt64();
-    s.started_at = q.getColumn("started_at").getString();
-    s.workload = q.getColumn("workload").getString();
-    s.mode = q.getColumn("mode").getString();
-    s.batch = q.getColumn("batch").getInt64();
-    s.threads = q.getColumn("threads").getInt();
-    s.found = q.getColumn("found").getInt() != 0;
-    s.speedup = detail::real_or_nan(q.getColumn("speedup"));
-    s.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
-    s.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
-    s.best_command = q.getColumn("best_command").getString();
-    s.tag = q.getColumn("tag").getString();
-    s.environment =
-        platform::environment_from_json(nlohmann::json::parse(q.getColumn("env_json").getString()));
-    s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
-    out.push_back(std::move(s));
-  }
-  return out;
+  return detail::guarded_read(path_, "tune sessions", [&]() -> std::vector<StoredTuneSession> {
+    std::vector<StoredTuneSession> out;
+    if (!detail::has_table(*db_, "tune_sessions")) return out;
+    SQLite::Statement q(*db_,
+                        "SELECT t.*, e.json AS env_json FROM tune_sessions t JOIN environments e "
+                        "ON e.id = t.environment_id ORDER BY t.id");
+    while (q.executeStep()) {
+      StoredTuneSession s;
+      s.id = q.getColumn("id").getInt64();
+      s.started_at = q.getColumn("started_at").getString();
+      s.workload = q.getColumn("workload").getString();
+      s.mode = q.getColumn("mode").getString();
+      s.batch = q.getColumn("batch").getInt64();
+      s.threads = q.getColumn("threads").getInt();
+      s.found = q.getColumn("found").getInt() != 0;
+      s.speedup = detail::real_or_nan(q.getColumn("speedup"));
+      s.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
+      s.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
+      s.best_command = q.getColumn("best_command").getString();
+      s.tag = q.getColumn("tag").getString();
+      s.environment = platform::environment_from_json(
+          nlohmann::json::parse(q.getColumn("env_json").getString()));
+      s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
+      out.push_back(std::move(s));
+    }
+    return out;
+  });
 }
 
 }  // namespace plumb::store
