@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/profile_roofline.h"
+#include "plumb/analysis/sweep_point_metrics.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/probe_source.h"
@@ -23,9 +23,7 @@
 #include "plumb/core/json_text.h"
 #include "plumb/core/kill_point.h"
 #include "plumb/platform/environment.h"
-#include "plumb/profile/forward_cost.h"
-#include "plumb/profile/memory_profiler.h"
-#include "plumb/profile/profiler.h"
+#include "plumb/profile/sweep_point.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/run/sweep_spec.h"
@@ -96,34 +94,6 @@ run::SweepSpec spec_from_flags(const SweepFlags& f) {
   return s;
 }
 
-// Numbers as numbers in the stored parameters, so analyses can regress on them.
-nlohmann::ordered_json params_json(const run::SweepSpec& spec, const run::SweepPoint& p) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  if (run::sweeps_precision(spec)) j["dtype"] = dtype_name(p.dtype);
-  for (const auto& [key, value] : p.values) {
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (!value.empty() && *end == '\0' && std::isfinite(v)) {
-      j[key] = v;
-    } else {
-      j[key] = value;
-    }
-  }
-  return j;
-}
-
-// Model FLOPs of one step from the cost model: a traced forward pass of one example times the
-// batch, times 3 for training (backward costs about twice the forward: one product for the
-// input gradient and one for the weight gradient per layer).
-double step_flops(const Workload& w, const Config& config, Mode mode, double* params) {
-  Config one = config;
-  one.set_int("batch", 1);
-  auto model = w.build(one, torch::Device(torch::kCPU));
-  *params = static_cast<double>(count_trainable_parameters(model->module()));
-  const double forward = profile::forward_cost(*model).flops;
-  return forward * static_cast<double>(config.get_int("batch")) * (mode == Mode::kTrain ? 3 : 1);
-}
-
 void run_sweep_command(const SweepFlags& f, int& exit_code) {
   run::SweepSpec spec = spec_from_flags(f);
   const Workload& w = workloads::default_registry().get(spec.workload);
@@ -166,105 +136,27 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
   for (size_t i = 0; i < todo.size(); ++i) {
     const run::SweepPoint& p = *todo[i];
     kill_point("sweep-point");
-    const auto point_start = Clock::now();
-    run::RunOptions o;
-    o.workload = w.info.name;
-    o.mode = p.mode;
-    o.dtype = p.dtype;
-    o.config = run::point_config(w, spec, p);
-    o.threads = spec.threads;
-    o.seed = spec.seed;
-    o.target_ci = spec.budget.target_ci;
-    o.min_samples = spec.budget.min_samples;
-    o.max_time_s = spec.budget.max_time_s;
-    o.max_warmup_s = spec.budget.max_warmup_s;
-    run::validate_options(o);
-    const auto env = platform::capture_environment(o.threads, o.device);
-    const run::RunResult r = run::run_workload(w, o);
-    std::optional<profile::MemoryProfileResult> memory;
-    if (spec.measure_memory && r.status == run::RunStatus::kOk)
-      memory = profile::profile_memory(w, o, profile::MemoryOptions{});
-    std::optional<profile::ProfileResult> ops;
-    if (spec.measure_profile && r.status == run::RunStatus::kOk) {
-      run::RunOptions po = o;  // a short warm-up: the timing run already reached steady state
-      po.max_warmup_s = std::min(o.max_warmup_s, 2.0);
-      ops = profile::profile_workload(w, po, 1);
-    }
-
+    const auto env = platform::capture_environment(spec.threads, run::RunOptions{}.device);
+    const profile::SweepPointMeasurement point = profile::measure_sweep_point(w, spec, p);
+    const analysis::SweepPointStatus outcome =
+        analysis::sweep_point_status(point, spec.budget.point_time_limit_s);
     store::SweepPointRecord rec;
     rec.sweep_id = sweep_id;
     rec.index = static_cast<int64_t>(p.index);
     rec.key = p.key;
     rec.mode = mode_name(p.mode);
-    rec.params = params_json(spec, p);
-    rec.status = run::status_name(r.status);
-    rec.message = r.message;
+    rec.params = run::point_params(spec, p);
+    rec.status = outcome.status;
+    rec.message = outcome.message;
     rec.shard = fmt::format("{}/{}", shard.index, shard.count);
-    for (double s : r.warmup_s) rec.warmup_s += s;
-    for (double s : r.samples_s) rec.measure_s += s;
-    nlohmann::ordered_json m = nlohmann::ordered_json::object();
-    if (r.status == run::RunStatus::kOk) {
-      // The median step: on a 2-core VM, small steps show a heavy tail (p95 up to 15x the
-      // median when LibTorch's OpenMP pool and OpenBLAS's threads contend) that moves the mean
-      // by several times between neighbouring points; the median is the steady step.
-      const double step = r.step_time.median;
-      const double batch = static_cast<double>(o.config.get_int("batch"));
-      double params = 0;
-      const double flops = step_flops(w, o.config, o.mode, &params);
-      m["examples_per_s"] = batch / step;
-      m["throughput"] = r.throughput;
-      m["throughput_unit"] = r.throughput_unit;
-      m["step_s"] = step;
-      m["step_mean_s"] = r.step_time.mean;
-      m["ci_rel"] = json_number(r.step_time.ci_rel);
-      m["flops_per_step"] = flops;
-      m["flops_per_s"] = flops / step;
-      // Against the roof of the point's own precision (bf16 and int8 have theirs); none when
-      // the probe found no engine for it.
-      double roof_flops = 0;
-      if (ceilings) {
-        const auto roof = ceilings->by_dtype.find(dtype_name(p.dtype));
-        if (roof != ceilings->by_dtype.end()) roof_flops = roof->second.flops;
-      }
-      m["flops_util"] =
-          roof_flops > 0 ? json_number(flops / step / roof_flops) : nlohmann::ordered_json();
-      m["params"] = params;
-      m["steady_detected"] = r.steady_detected;
-      m["target_met"] = r.target_met;
-    }
-    if (memory && memory->status == run::RunStatus::kOk) {
-      m["total_peak_bytes"] = memory->breakdown.total_peak;
-      for (size_t c = 0; c < profile::kMemoryCategoryCount; ++c)
-        m[std::string(profile::category_key(profile::category_at(c))) + "_bytes"] =
-            memory->breakdown.peak[c];
-    }
-    if (ops && ops->status == run::RunStatus::kOk) {
-      // The cost model's work of one observed step, over the run's median step time: the
-      // point's place on the roofline (plumb analyze roofline).
-      const auto b = analysis::breakdown(ops->profile, analysis::GroupBy::kCategory);
-      double flops = 0, bytes = 0;
-      for (const auto& row : b.rows) {
-        flops += row.flops;
-        bytes += row.bytes;
-        m["share_" + row.name] = json_number(row.time_share);
-      }
-      m["profile_flops_per_step"] = flops;
-      m["bytes_per_step"] = bytes;
-      m["intensity"] = json_number(bytes > 0 ? flops / bytes : std::nan(""));
-      m["uncosted_share"] = json_number(b.uncosted_share);
-    }
-    rec.metrics = m;
-    rec.wall_s = seconds_since(point_start);
-    if (r.status == run::RunStatus::kOk && spec.budget.point_time_limit_s > 0 &&
-        rec.wall_s > spec.budget.point_time_limit_s) {
-      rec.status = run::kPointTimeoutStatus;
-      rec.message = fmt::format(
-          "the point took {:.1f} s, over the point_time_limit of {} s "
-          "(its measurements are kept)",
-          rec.wall_s, spec.budget.point_time_limit_s);
-    }
+    for (double s : point.run.warmup_s) rec.warmup_s += s;
+    for (double s : point.run.samples_s) rec.measure_s += s;
+    rec.metrics = analysis::sweep_point_metrics(point, ceilings);
+    const nlohmann::ordered_json& m = rec.metrics;
+    rec.wall_s = point.wall_s;
     rec.finished_at = utc_now_iso8601();
-    db->save_sweep_point(rec, o, r, memory ? &*memory : nullptr, ops ? &*ops : nullptr, env, f.tag);
+    db->save_sweep_point(rec, point.options, point.run, point.memory ? &*point.memory : nullptr,
+                         point.ops ? &*point.ops : nullptr, env, f.tag);
     warmup_total += rec.warmup_s;
     measure_total += rec.measure_s;
     if (rec.status != "ok") ++failures;
@@ -272,8 +164,8 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
     std::cerr << fmt::format(
         "[{}/{}] {}: {} | failures {}, elapsed {}, ETA {}\n", i + 1, todo.size(), p.key,
         rec.status == "ok"
-            ? fmt::format("{:.1f} examples/s, {:.2f} GFLOP/s", m["examples_per_s"].get<double>(),
-                          m["flops_per_s"].get<double>() / 1e9)
+            ? fmt::format("{:.1f} examples/s, {:.2f} GFLOP/s", m.at("examples_per_s").get<double>(),
+                          m.at("flops_per_s").get<double>() / 1e9)
             : rec.status + ": " + rec.message,
         failures, format_duration(elapsed),
         format_duration(elapsed / static_cast<double>(i + 1) *

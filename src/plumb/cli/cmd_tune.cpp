@@ -30,6 +30,7 @@
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/probe_source.h"
 #include "plumb/cli/table.h"
+#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"

@@ -323,6 +323,21 @@ std::vector<SweepPoint> expand(const SweepSpec& s) {
   return points;
 }
 
+nlohmann::ordered_json point_params(const SweepSpec& spec, const SweepPoint& p) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (sweeps_precision(spec)) j["dtype"] = dtype_name(p.dtype);
+  for (const auto& [key, value] : p.values) {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (!value.empty() && *end == '\0' && std::isfinite(v)) {
+      j[key] = v;
+    } else {
+      j[key] = value;
+    }
+  }
+  return j;
+}
+
 Config point_config(const Workload& w, const SweepSpec& s, const SweepPoint& p) {
   Config c = w.default_config();
   c.apply_settings(s.sets);

@@ -98,6 +98,10 @@ std::string sweep_key(const SweepSpec& spec);
 // Every point, modes outermost then the grid's keys in order (the last varies fastest).
 std::vector<SweepPoint> expand(const SweepSpec& spec);
 
+// A point's grid values (and its dtype when the sweep lists precisions) as stored with it:
+// numbers as numbers, so analyses can regress on them.
+nlohmann::ordered_json point_params(const SweepSpec& spec, const SweepPoint& point);
+
 // The resolved config of a point: defaults, then the spec's sets, then the point's values.
 Config point_config(const Workload& workload, const SweepSpec& spec, const SweepPoint& point);
 
