@@ -32,6 +32,7 @@ using detail::save_environment;
 using detail::save_samples;
 using detail::status_from_name;
 using detail::strings_json;
+using detail::write_record_columns;
 
 namespace {
 
@@ -197,35 +198,19 @@ namespace detail {
 int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
                    const run::RunResult& result, const platform::Environment& environment,
                    const std::string& tag) {
-  const nlohmann::ordered_json config = options.config.to_json();
-  // A workload without a batch dimension (none today) is stored with batch 0.
-  const auto batch_it = config.find("batch");
-  const int64_t batch =
-      batch_it != config.end() && batch_it->is_number_integer() ? batch_it->get<int64_t>() : 0;
   const run::Summary& s = result.step_time;
   const int64_t environment_id = save_environment(db, environment);
 
   Row row;
   for (const auto& statistic : run::kSummaryStatistics)
     row.real(statistic.name, s.*statistic.value);
+  write_record_columns(row, options, tag, environment_id);
   const int64_t run_id =
       row.text("started_at", result.started_at)
-          .text("workload", options.workload)
-          .text("mode", mode_name(options.mode))
-          .integer("batch", batch)
-          .integer("threads", options.threads)
-          .text("device", options.device)
-          .text("dtype", dtype_name(options.dtype))
-          .text("memory_format", memory_format_name(options.memory_format))
-          .text("engine", engine_name(options.engine))
-          .text("heap", heap_policy_name(options.heap))
           .text("precision_json", strings_json(result.precision_notes))
-          .text("tag", tag)
           .text("command", result.command)
           .text("status", run::status_name(result.status))
           .text("message", result.message)
-          .text("config_json", json_text(config))
-          .integer("environment_id", environment_id)
           .real("throughput", result.throughput)
           .text("throughput_unit", result.throughput_unit)
           .real("units_per_step", result.units_per_step)

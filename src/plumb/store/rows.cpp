@@ -75,14 +75,15 @@ run::RunStatus status_from_name(const std::string& name) {
   return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
 }
 
-Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::string& tag,
-             int64_t environment_id) {
-  Row row;
-  row.text("group_id", pass.group)
-      .text("started_at", pass.started_at)
-      .text("workload", options.workload)
+Row& write_record_columns(Row& row, const run::RunOptions& options, const std::string& tag,
+                          int64_t environment_id) {
+  const nlohmann::ordered_json config = options.config.to_json();
+  // A workload without a batch dimension (none today) is stored with batch 0.
+  const auto batch = config.find("batch");
+  return row.text("workload", options.workload)
       .text("mode", mode_name(options.mode))
-      .integer("batch", options.config.get_int("batch"))
+      .integer("batch",
+               batch != config.end() && batch->is_number_integer() ? batch->get<int64_t>() : 0)
       .integer("threads", options.threads)
       .text("device", options.device)
       .text("dtype", dtype_name(options.dtype))
@@ -90,11 +91,19 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
       .text("engine", engine_name(options.engine))
       .text("heap", heap_policy_name(options.heap))
       .text("tag", tag)
+      .text("config_json", json_text(config))
+      .integer("environment_id", environment_id);
+}
+
+Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::string& tag,
+             int64_t environment_id) {
+  Row row;
+  row.text("group_id", pass.group)
+      .text("started_at", pass.started_at)
       .text("command", pass.command)
       .text("status", run::status_name(pass.status))
-      .text("message", pass.message)
-      .text("config_json", json_text(options.config.to_json()))
-      .integer("environment_id", environment_id);
+      .text("message", pass.message);
+  write_record_columns(row, options, tag, environment_id);
   return row;
 }
 

@@ -105,6 +105,12 @@ struct PassRecord {
 Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::string& tag,
              int64_t environment_id);
 
+// The columns of what every record says was executed and where (StoredRecord; the inverse of
+// read_record_columns): workload, mode, batch, threads, device, precision, memory format,
+// engine, heap, tag, resolved config and environment.
+Row& write_record_columns(Row& row, const run::RunOptions& options, const std::string& tag,
+                          int64_t environment_id);
+
 // Inserts one run with its samples and environment, without a transaction of its own (the
 // caller holds one); returns its id.
 int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,

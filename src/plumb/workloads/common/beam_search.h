@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include "plumb/core/workload.h"
+
 namespace plumb::workloads {
 
 enum class LengthNorm {
@@ -47,6 +49,24 @@ class BeamSearch {
   torch::Tensor finished_;  // [batch, beam] bool
   torch::Tensor history_;   // [batch, beam, steps] token ids
   torch::Tensor tokens_;    // [batch * beam] last tokens
+};
+
+// A translation model whose inference is a beam search (gnmt, transformer, seq2seq_gru): a
+// step's figure is the sum of every sentence's best length-normalised score, its output the
+// best hypotheses, token ids [B, decode_length()].
+class BeamDecodedModel : public Model {
+ public:
+  double infer_step(const Batch& b) override {
+    return decode(b).best_scores().sum().item<double>();
+  }
+  torch::Tensor infer_output(const Batch& b) override {
+    return decode(b).best_sequences(decode_length());
+  }
+
+ protected:
+  // Beam search over the batch's sentences, to the end symbol or decode_length() steps.
+  virtual BeamSearch decode(const Batch& b) = 0;
+  virtual int64_t decode_length() const = 0;
 };
 
 }  // namespace plumb::workloads

@@ -358,10 +358,10 @@ class FasterRcnnModel : public Model {
 }  // namespace
 
 Config faster_rcnn_config(const FasterRcnnDefaults& d,
-                          const std::function<std::string(const std::string&)>& doc_of) {
+                          const std::map<std::string, std::string>& docs) {
   auto doc = [&](const std::string& key, const std::string& generic) {
-    const std::string specific = doc_of ? doc_of(key) : "";
-    return specific.empty() ? generic + " (" + d.source + ")" : specific;
+    const auto specific = docs.find(key);
+    return specific == docs.end() ? generic + " (" + d.source + ")" : specific->second;
   };
   Config c;
   c.add_int("batch", d.batch, doc("batch", "images per iteration"));

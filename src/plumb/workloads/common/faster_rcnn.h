@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -153,9 +154,9 @@ struct FasterRcnnDefaults {
 
 // Declares the shared keys: batch, image_height/width, classes, gt_boxes,
 // min/max_box_side, rpn_{pre,post}_nms_{train,test}, rpn_batch, roi_batch, pool_size,
-// detections, lr, momentum, weight_decay. `doc_of` may override a key's doc ("" = generic).
+// detections, lr, momentum, weight_decay. `docs` overrides the generic doc of the keys it has.
 Config faster_rcnn_config(const FasterRcnnDefaults& d,
-                          const std::function<std::string(const std::string&)>& doc_of);
+                          const std::map<std::string, std::string>& docs);
 // Copies the shared proposal / sampling / detection keys into `o`.
 void read_faster_rcnn_config(const Config& c, FasterRcnnOptions& o);
 // The data keys as a DetectionDataSpec.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/clipped_update.h"
 #include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
@@ -264,11 +265,7 @@ class Seq2SeqModel : public Model {
       loss = scope.output(per_example.mean());
     }
     loss.backward();
-    {
-      LayerScope scope("optimizer");  // clipping is part of the update rule
-      torch::nn::utils::clip_grad_norm_(net_->parameters(), max_grad_norm_);
-      optimizer_->step();
-    }
+    clipped_update(*optimizer_, net_->parameters(), max_grad_norm_);
     return loss.item<double>();
   }
 

@@ -187,18 +187,14 @@ Workload make_faster_rcnn_shufflenet() {
     d.post_nms_test = 100;
     d.roi_batch = 512;
     d.lr = 0.01;
-    static const std::map<std::string, std::string> docs = {
-        {"batch", "images per request (the study: 1 image per inference)"},
-        {"image_height", "input height (the study: 3x800x600 typical input)"},
-        {"image_width", "input width (the study: longer side resized to 800)"},
-        {"classes", "classes incl. background (Rosetta: text vs background)"},
-        {"gt_boxes", "ground-truth text regions per training image (synthetic)"},
-        {"rpn_post_nms_test", "proposals per image at test (the study: 25-100)"},
-        {"pool_size", "RoIAlign output size (the study: 14x14 RoI activations)"}};
-    Config c = faster_rcnn_config(d, [](const std::string& key) {
-      auto found = docs.find(key);
-      return found == docs.end() ? std::string() : found->second;
-    });
+    Config c = faster_rcnn_config(
+        d, {{"batch", "images per request (the study: 1 image per inference)"},
+            {"image_height", "input height (the study: 3x800x600 typical input)"},
+            {"image_width", "input width (the study: longer side resized to 800)"},
+            {"classes", "classes incl. background (Rosetta: text vs background)"},
+            {"gt_boxes", "ground-truth text regions per training image (synthetic)"},
+            {"rpn_post_nms_test", "proposals per image at test (the study: 25-100)"},
+            {"pool_size", "RoIAlign output size (the study: 14x14 RoI activations)"}});
     c.add_int("groups", 4, "ShuffleNet groups g (544/1088-channel activations in the study)");
     c.add_double("anchor_start", 32,
                  "smallest anchor (Detectron RPN_ANCHOR_START_SIZE); 5 octaves x 3 ratios", 1);

@@ -27,6 +27,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/beam_search.h"
+#include "plumb/workloads/common/clipped_update.h"
 #include "plumb/workloads/common/synthetic_data.h"
 #include "plumb/workloads/common/token_data.h"
 
@@ -223,7 +224,7 @@ class Adadelta {
   double rho_, eps_;
 };
 
-class RnnSearchModel : public Model {
+class RnnSearchModel : public BeamDecodedModel {
  public:
   RnnSearchModel(const Config& c, const torch::Device& device)
       : net_(c),
@@ -297,28 +298,16 @@ class RnnSearchModel : public Model {
       loss = scope.output((token_loss * weights).sum() / static_cast<double>(target.size(0)));
     }
     loss.backward();
-    {
-      LayerScope scope("optimizer");
-      torch::nn::utils::clip_grad_norm_(net_->parameters(), max_grad_norm_);
-      optimizer_->step();
-    }
+    clipped_update(*optimizer_, net_->parameters(), max_grad_norm_);
     return loss.item<double>();
   }
 
+ private:
+  int64_t decode_length() const override { return target_len_; }
+
   // Beam search: the encoder runs once per sentence, its annotations and keys are tiled to
   // the beam; at most target_len steps, stopping when every hypothesis has emitted EOS.
-  double infer_step(const Batch& b) override {
-    return decode(b).best_scores().sum().item<double>();
-  }
-
-  // The best hypothesis of each sentence: token ids [B, target_len].
-  torch::Tensor infer_output(const Batch& b) override {
-    return decode(b).best_sequences(target_len_);
-  }
-
- private:
-  // Beam search over the batch's sentences, to the end symbol or target_len steps.
-  BeamSearch decode(const Batch& b) {
+  BeamSearch decode(const Batch& b) override {
     const int64_t batch = b.tensors[0].size(0);
     auto enc = net_->encode(b.tensors[0], b.tensors[1]);
     {

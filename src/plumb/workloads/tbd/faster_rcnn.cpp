@@ -163,17 +163,13 @@ Workload make_faster_rcnn() {
     FasterRcnnDefaults d;  // tf-faster-rcnn res101: its defaults are the struct's
     d.source = "tf-faster-rcnn res101";
     d.max_box_side = 480;
-    static const std::map<std::string, std::string> docs = {
-        {"batch", "images per iteration (TBD: Faster R-CNN trains on one image per GPU)"},
-        {"image_height", "input height (tf-faster-rcnn: shorter side 600)"},
-        {"image_width", "input width (tf-faster-rcnn: longer side at most 1000)"},
-        {"classes", "classes incl. background (Pascal VOC 2007, TBD's dataset)"},
-        {"gt_boxes", "ground-truth objects per image (VOC 2007 averages ~2.4)"},
-        {"pool_size", "crop size before the 2x2 max pool (POOLING_SIZE 7 x 2)"}};
-    Config c = faster_rcnn_config(d, [](const std::string& key) {
-      auto found = docs.find(key);
-      return found == docs.end() ? std::string() : found->second;
-    });
+    Config c = faster_rcnn_config(
+        d, {{"batch", "images per iteration (TBD: Faster R-CNN trains on one image per GPU)"},
+            {"image_height", "input height (tf-faster-rcnn: shorter side 600)"},
+            {"image_width", "input width (tf-faster-rcnn: longer side at most 1000)"},
+            {"classes", "classes incl. background (Pascal VOC 2007, TBD's dataset)"},
+            {"gt_boxes", "ground-truth objects per image (VOC 2007 averages ~2.4)"},
+            {"pool_size", "crop size before the 2x2 max pool (POOLING_SIZE 7 x 2)"}});
     c.add_double("anchor_base", 16,
                  "anchor base size in px; anchors are base x scales 8, 16, 32 (ANCHOR_SCALES)", 1);
     return c;

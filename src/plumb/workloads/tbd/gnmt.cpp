@@ -28,6 +28,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/beam_search.h"
+#include "plumb/workloads/common/clipped_update.h"
 #include "plumb/workloads/common/synthetic_data.h"
 #include "plumb/workloads/common/token_data.h"
 
@@ -205,7 +206,7 @@ struct NmtImpl : nn::Module {
 };
 TORCH_MODULE(Nmt);
 
-class NmtModel : public Model {
+class NmtModel : public BeamDecodedModel {
  public:
   NmtModel(const Config& c, const torch::Device& device)
       : net_(c),
@@ -272,28 +273,16 @@ class NmtModel : public Model {
       loss = scope.output((token_loss * weights).sum() / static_cast<double>(batch_));
     }
     loss.backward();
-    {
-      LayerScope scope("optimizer");
-      torch::nn::utils::clip_grad_norm_(net_->parameters(), max_grad_norm_);
-      optimizer_->step();
-    }
+    clipped_update(*optimizer_, net_->parameters(), max_grad_norm_);
     return loss.item<double>();
   }
 
+ private:
+  int64_t decode_length() const override { return target_len_; }
+
   // Beam search (beam 10, length penalty 1.0) over at most target_len steps. As the nmt code,
   // the encoder output and state are tiled to the beam before the attention's memory layer.
-  double infer_step(const Batch& b) override {
-    return decode(b).best_scores().sum().item<double>();
-  }
-
-  // The best hypothesis of each sentence: token ids [B, target_len].
-  torch::Tensor infer_output(const Batch& b) override {
-    return decode(b).best_sequences(target_len_);
-  }
-
- private:
-  // Beam search over the batch's sentences, to the end symbol or target_len steps.
-  BeamSearch decode(const Batch& b) {
+  BeamSearch decode(const Batch& b) override {
     const int64_t batch = b.tensors[0].size(0);
     DecoderState state;
     auto enc = net_->encode(b.tensors[0], b.tensors[1], state);

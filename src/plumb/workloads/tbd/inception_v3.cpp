@@ -31,6 +31,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/classifier_model.h"
+#include "plumb/workloads/common/clipped_update.h"
 
 namespace plumb::workloads {
 namespace {
@@ -380,11 +381,7 @@ class InceptionModel : public Model {
       scope.output(loss);
     }
     loss.backward();
-    {
-      LayerScope scope("optimizer");
-      nn::utils::clip_grad_norm_(net_->parameters(), clip_norm_);
-      optimizer_->step();
-    }
+    clipped_update(*optimizer_, net_->parameters(), clip_norm_);
     return loss.item<double>();
   }
 

@@ -270,7 +270,7 @@ struct TransformerImpl : nn::Module {
 };
 TORCH_MODULE(Transformer);
 
-class TransformerModel : public Model {
+class TransformerModel : public BeamDecodedModel {
  public:
   TransformerModel(const Config& c, const torch::Device& device)
       : net_(c),
@@ -348,20 +348,12 @@ class TransformerModel : public Model {
     return loss.item<double>();
   }
 
+ private:
+  int64_t decode_length() const override { return target_len_; }
+
   // Beam search (beam 4, length penalty 0.6) over at most target_len positions, stopping early
   // when every hypothesis has ended. Returns the sum of the best normalised scores.
-  double infer_step(const Batch& b) override {
-    return decode(b).best_scores().sum().item<double>();
-  }
-
-  // The best hypothesis of each sentence: token ids [B, target_len].
-  torch::Tensor infer_output(const Batch& b) override {
-    return decode(b).best_sequences(target_len_);
-  }
-
- private:
-  // Beam search over the batch's sentences, to the end symbol or target_len steps.
-  BeamSearch decode(const Batch& b) {
+  BeamSearch decode(const Batch& b) override {
     const auto& source = b.tensors[0];
     const int64_t batch = source.size(0);
     auto memory_mask = source.eq(kPadId).view({batch, 1, 1, source.size(1)});
