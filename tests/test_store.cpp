@@ -452,6 +452,32 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
   }
 }
 
+// A damaged record (here a JSON column no longer JSON, as a bit flip or a foreign writer leaves
+// it; found by fuzz_store_open) is refused as one UsageError naming the file and what was being
+// read, never a raw library exception; the intact kinds still load.
+TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
+  const std::string db = file("damaged.db");
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec("UPDATE runs SET warnings_json = '[\"unterminated'");
+  }
+  for (const bool read_only : {true, false}) {
+    auto store = ResultsStore::open(db, read_only);
+    try {
+      store->load_runs(false);
+      ADD_FAILURE() << "a damaged run was loaded";
+    } catch (const UsageError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("cannot read the runs in results database '" + db + "'"),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find("damaged"), std::string::npos) << message;
+    }
+    EXPECT_TRUE(store->load_sweeps().empty());
+  }
+}
+
 // Schema 12 stores what a record did on purpose as fields: the testing aid's step delay (a
 // column) and a memory pass's --rss-check (its heap policy, return: the same mechanism). A
 // file of schema 11 had them only as a run's warning and a pass's command line: read without

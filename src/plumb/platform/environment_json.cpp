@@ -19,16 +19,12 @@ nlohmann::ordered_json number_or_null(double x) {
   return x;
 }
 
-std::string read_string(const nlohmann::json& j, const char* key) {
+// The value at `key`, or T's default (empty, 0, false) when it is missing or null.
+template <class T>
+T read_or_default(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->get<std::string>();
-}
-
-int read_int(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return 0;
-  return it->get<int>();
+  if (it == j.end() || it->is_null()) return T{};
+  return it->get<T>();
 }
 
 double read_double(const nlohmann::json& j, const char* key, double missing) {
@@ -36,18 +32,6 @@ double read_double(const nlohmann::json& j, const char* key, double missing) {
   if (it == j.end()) return missing;
   if (it->is_null()) return std::numeric_limits<double>::quiet_NaN();
   return it->get<double>();
-}
-
-bool read_bool(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return false;
-  return it->get<bool>();
-}
-
-std::vector<std::string> read_strings(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  return it->get<std::vector<std::string>>();
 }
 
 }  // namespace
@@ -77,23 +61,23 @@ nlohmann::ordered_json to_json(const Environment& env) {
 Environment environment_from_json(const nlohmann::json& j) {
   Environment env;
   if (!j.is_object()) return env;
-  env.host = read_string(j, "host");
-  env.os = read_string(j, "os");
-  env.cpu_model = read_string(j, "cpu_model");
-  env.isa = read_strings(j, "isa");
-  env.logical_cores = read_int(j, "logical_cores");
-  env.threads_used = read_int(j, "threads_used");
+  env.host = read_or_default<std::string>(j, "host");
+  env.os = read_or_default<std::string>(j, "os");
+  env.cpu_model = read_or_default<std::string>(j, "cpu_model");
+  env.isa = read_or_default<std::vector<std::string>>(j, "isa");
+  env.logical_cores = read_or_default<int>(j, "logical_cores");
+  env.threads_used = read_or_default<int>(j, "threads_used");
   env.load_average_1m = read_double(j, "load_average_1m", env.load_average_1m);
-  env.cpu_governor = read_string(j, "cpu_governor");
-  env.libtorch_version = read_string(j, "libtorch_version");
-  env.blas = read_string(j, "blas");
-  env.blas_optimized = read_bool(j, "blas_optimized");
-  env.onednn_version = read_string(j, "onednn_version");
-  env.plumb_version = read_string(j, "plumb_version");
-  env.git_commit = read_string(j, "git_commit");
-  env.compiler = read_string(j, "compiler");
-  env.device = read_string(j, "device");
-  env.warnings = read_strings(j, "warnings");
+  env.cpu_governor = read_or_default<std::string>(j, "cpu_governor");
+  env.libtorch_version = read_or_default<std::string>(j, "libtorch_version");
+  env.blas = read_or_default<std::string>(j, "blas");
+  env.blas_optimized = read_or_default<bool>(j, "blas_optimized");
+  env.onednn_version = read_or_default<std::string>(j, "onednn_version");
+  env.plumb_version = read_or_default<std::string>(j, "plumb_version");
+  env.git_commit = read_or_default<std::string>(j, "git_commit");
+  env.compiler = read_or_default<std::string>(j, "compiler");
+  env.device = read_or_default<std::string>(j, "device");
+  env.warnings = read_or_default<std::vector<std::string>>(j, "warnings");
   return env;
 }
 

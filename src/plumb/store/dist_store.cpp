@@ -8,33 +8,41 @@
 #include "plumb/store/schema.h"
 
 namespace plumb::store {
+namespace {
+
+using World = StoredDistWorld;
+// dist_worlds' own columns (besides id, status, environment and the whole document).
+const std::vector<detail::ColumnOf<World>> kWorldColumns = {
+    {"started_at", &World::started_at},
+    {"workload", &World::workload},
+    {"workers", &World::workers},
+    {"threads_per_worker", &World::threads_per_worker},
+    {"batch_per_worker", &World::batch_per_worker},
+    {"bucket_bytes", &World::bucket_bytes},
+    {"overlap", &World::overlap},
+    {"link", &World::link},
+    {"tag", &World::tag},
+    {"message", &World::message},
+    {"throughput", &World::throughput},
+    {"throughput_unit", &World::throughput_unit},
+    {"step_mean_s", &World::step_mean_s},
+    {"step_ci_rel", &World::step_ci_rel},
+    {"efficiency", &World::efficiency},
+    {"compute_s", &World::compute_s},
+    {"exposed_s", &World::exposed_s},
+    {"overlapped_s", &World::overlapped_s},
+    {"gradient_bytes", &World::gradient_bytes},
+    {"peak_rss_bytes", &World::peak_rss_bytes}};
+
+}  // namespace
 
 int64_t ResultsStore::save_dist_world(const StoredDistWorld& w) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, w.environment);
-    const int64_t id = detail::Row()
-                           .text("started_at", w.started_at)
-                           .text("workload", w.workload)
-                           .integer("workers", w.workers)
-                           .integer("threads_per_worker", w.threads_per_worker)
-                           .integer("batch_per_worker", w.batch_per_worker)
-                           .integer("bucket_bytes", w.bucket_bytes)
-                           .boolean("overlap", w.overlap)
-                           .text("link", w.link)
-                           .text("tag", w.tag)
+    detail::Row row;
+    const int64_t id = detail::write_columns(row, w, kWorldColumns)
                            .text("status", run::status_name(w.status))
-                           .text("message", w.message)
-                           .real("throughput", w.throughput)
-                           .text("throughput_unit", w.throughput_unit)
-                           .real("step_mean_s", w.step_mean_s)
-                           .real("step_ci_rel", w.step_ci_rel)
-                           .real("efficiency", w.efficiency)
-                           .real("compute_s", w.compute_s)
-                           .real("exposed_s", w.exposed_s)
-                           .real("overlapped_s", w.overlapped_s)
-                           .integer("gradient_bytes", w.gradient_bytes)
-                           .integer("peak_rss_bytes", w.peak_rss_bytes)
                            .integer("environment_id", environment_id)
                            .text("json", json_text(w.document))
                            .insert_into(*db_, "dist_worlds");
@@ -58,27 +66,8 @@ std::vector<StoredDistWorld> ResultsStore::load_dist_worlds() const {
     while (q.executeStep()) {
       StoredDistWorld w;
       w.id = q.getColumn("id").getInt64();
-      w.started_at = q.getColumn("started_at").getString();
-      w.workload = q.getColumn("workload").getString();
-      w.workers = q.getColumn("workers").getInt();
-      w.threads_per_worker = q.getColumn("threads_per_worker").getInt();
-      w.batch_per_worker = q.getColumn("batch_per_worker").getInt64();
-      w.bucket_bytes = q.getColumn("bucket_bytes").getInt64();
-      w.overlap = q.getColumn("overlap").getInt() != 0;
-      w.link = q.getColumn("link").getString();
-      w.tag = q.getColumn("tag").getString();
+      detail::read_columns(q, w, kWorldColumns);
       w.status = detail::status_from_name(q.getColumn("status").getString());
-      w.message = q.getColumn("message").getString();
-      w.throughput = detail::real_or_nan(q.getColumn("throughput"));
-      w.throughput_unit = q.getColumn("throughput_unit").getString();
-      w.step_mean_s = detail::real_or_nan(q.getColumn("step_mean_s"));
-      w.step_ci_rel = detail::real_or_nan(q.getColumn("step_ci_rel"));
-      w.efficiency = detail::real_or_nan(q.getColumn("efficiency"));
-      w.compute_s = detail::real_or_nan(q.getColumn("compute_s"));
-      w.exposed_s = detail::real_or_nan(q.getColumn("exposed_s"));
-      w.overlapped_s = detail::real_or_nan(q.getColumn("overlapped_s"));
-      w.gradient_bytes = q.getColumn("gradient_bytes").getInt64();
-      w.peak_rss_bytes = q.getColumn("peak_rss_bytes").getInt64();
       w.environment = platform::environment_from_json(
           nlohmann::json::parse(q.getColumn("env_json").getString()));
       w.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());

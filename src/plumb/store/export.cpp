@@ -13,6 +13,7 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/rows.h"
 
 namespace plumb::store {
 
@@ -21,16 +22,7 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   const run::Summary& s = res.step_time;
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["id"] = r.id;
-  j["workload"] = r.workload;
-  j["mode"] = r.mode;
-  j["batch"] = r.batch;
-  j["threads"] = r.threads;
-  j["device"] = r.device;
-  j["dtype"] = r.dtype;
-  j["memory_format"] = r.memory_format;
-  j["engine"] = r.engine;
-  j["heap"] = r.heap;
-  j["tag"] = r.tag;
+  detail::add_record_json(j, r);
   j["status"] = run::status_name(res.status);
   j["message"] = res.message;
   j["command"] = res.command;

@@ -114,16 +114,7 @@ nlohmann::ordered_json memory_profile_json(const StoredMemoryProfile& m) {
   const profile::MemoryProfileResult& r = m.result;
   nlohmann::ordered_json j;
   j["memory_id"] = m.id;
-  j["workload"] = m.workload;
-  j["mode"] = m.mode;
-  j["batch"] = m.batch;
-  j["threads"] = m.threads;
-  j["device"] = m.device;
-  j["dtype"] = m.dtype;
-  j["memory_format"] = m.memory_format;
-  j["engine"] = m.engine;
-  j["heap"] = m.heap;
-  j["tag"] = m.tag;
+  detail::add_record_json(j, m);
   j["group"] = m.group;
   j["status"] = run::status_name(r.status);
   j["message"] = r.message;

@@ -6,25 +6,36 @@
 #include "plumb/store/schema.h"
 
 namespace plumb::store {
+namespace {
+
+using Comparison = PrecisionComparisonRecord;
+using Error = run::OutputError;
+// precision_comparisons' columns: the comparison's, then its output error's.
+const std::vector<detail::ColumnOf<Comparison>> kComparisonColumns = {
+    {"run_id", &Comparison::run_id},
+    {"reference_run_id", &Comparison::reference_run_id},
+    {"speedup", &Comparison::speedup},
+    {"speedup_low", &Comparison::speedup_low},
+    {"speedup_high", &Comparison::speedup_high},
+    {"error_measured", &Comparison::error_measured},
+    {"note", &Comparison::note}};
+const std::vector<detail::ColumnOf<Error>> kErrorColumns = {
+    {"relative_l2", &Error::relative_l2},
+    {"max_abs", &Error::max_abs},
+    {"cosine", &Error::cosine},
+    {"agreement", &Error::agreement},
+    {"agreement_kind", &Error::agreement_kind},
+    {"elements", &Error::elements},
+    {"examples", &Error::examples}};
+
+}  // namespace
 
 int64_t ResultsStore::save_precision_comparison(const PrecisionComparisonRecord& r) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t id = detail::Row()
-                           .integer("run_id", r.run_id)
-                           .integer("reference_run_id", r.reference_run_id)
-                           .real("speedup", r.speedup)
-                           .real("speedup_low", r.speedup_low)
-                           .real("speedup_high", r.speedup_high)
-                           .boolean("error_measured", r.error_measured)
-                           .real("relative_l2", r.error.relative_l2)
-                           .real("max_abs", r.error.max_abs)
-                           .real("cosine", r.error.cosine)
-                           .real("agreement", r.error.agreement)
-                           .text("agreement_kind", r.error.agreement_kind)
-                           .integer("elements", r.error.elements)
-                           .integer("examples", r.error.examples)
-                           .text("note", r.note)
+    detail::Row row;
+    detail::write_columns(row, r, kComparisonColumns);
+    const int64_t id = detail::write_columns(row, r.error, kErrorColumns)
                            .insert_into(*db_, "precision_comparisons");
     tx.commit();
     return id;
@@ -46,8 +57,9 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
         while (q.executeStep()) {
           PrecisionComparisonRecord r;
           r.id = q.getColumn("id").getInt64();
-          r.run_id = q.getColumn("run_id").getInt64();
-          r.reference_run_id = q.getColumn("reference_run_id").getInt64();
+          detail::read_columns(q, r, kComparisonColumns);
+          detail::read_columns(q, r.error, kErrorColumns);
+          // The run's own columns, joined in.
           r.workload = q.getColumn("workload").getString();
           r.mode = q.getColumn("mode").getString();
           r.dtype = q.getColumn("dtype").getString();
@@ -55,18 +67,6 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
           r.tag = q.getColumn("tag").getString();
           r.batch = q.getColumn("batch").getInt64();
           r.threads = q.getColumn("threads").getInt();
-          r.speedup = detail::real_or_nan(q.getColumn("speedup"));
-          r.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
-          r.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
-          r.error_measured = q.getColumn("error_measured").getInt() != 0;
-          r.error.relative_l2 = detail::real_or_nan(q.getColumn("relative_l2"));
-          r.error.max_abs = detail::real_or_nan(q.getColumn("max_abs"));
-          r.error.cosine = detail::real_or_nan(q.getColumn("cosine"));
-          r.error.agreement = detail::real_or_nan(q.getColumn("agreement"));
-          r.error.agreement_kind = q.getColumn("agreement_kind").getString();
-          r.error.elements = q.getColumn("elements").getInt64();
-          r.error.examples = q.getColumn("examples").getInt64();
-          r.note = q.getColumn("note").getString();
           out.push_back(std::move(r));
         }
         return out;

@@ -107,6 +107,19 @@ Row pass_row(const PassRecord& pass, const run::RunOptions& options, const std::
   return row;
 }
 
+void add_record_json(nlohmann::ordered_json& j, const StoredRecord& r) {
+  j["workload"] = r.workload;
+  j["mode"] = r.mode;
+  j["batch"] = r.batch;
+  j["threads"] = r.threads;
+  j["device"] = r.device;
+  j["dtype"] = r.dtype;
+  j["memory_format"] = r.memory_format;
+  j["engine"] = r.engine;
+  j["heap"] = r.heap;
+  j["tag"] = r.tag;
+}
+
 bool has_result_column(const SQLite::Statement& st, const char* column) {
   for (int i = 0; i < st.getColumnCount(); ++i)
     if (std::strcmp(st.getColumnName(i), column) == 0) return true;

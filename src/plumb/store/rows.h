@@ -8,12 +8,14 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "plumb/core/errors.h"
 #include "plumb/platform/environment.h"
@@ -128,6 +130,60 @@ int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& optio
                               const profile::MemoryProfileResult& result,
                               const platform::Environment& environment, const std::string& group,
                               const std::string& tag);
+
+// The JSON fields of what every record says was executed and where, in the documented order
+// (docs/json.md): workload, mode, batch, threads, device, dtype, memory_format, engine, heap,
+// tag.
+void add_record_json(nlohmann::ordered_json& j, const StoredRecord& record);
+
+// One column of a record type R bound to the member holding it, so that a table's columns are
+// listed once for both its INSERT and its reads: text; integers (int or int64_t); reals (NaN
+// stored as NULL and read back as NaN); booleans as 0/1.
+template <class R>
+struct ColumnOf {
+  const char* name;
+  std::variant<std::string R::*, int64_t R::*, int R::*, double R::*, bool R::*> member;
+};
+
+template <class R>
+Row& write_columns(Row& row, const R& record, const std::vector<ColumnOf<R>>& columns) {
+  for (const auto& column : columns)
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(record.*member)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            row.text(column.name, record.*member);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            row.boolean(column.name, record.*member);
+          } else if constexpr (std::is_same_v<T, double>) {
+            row.real(column.name, record.*member);
+          } else {
+            row.integer(column.name, static_cast<int64_t>(record.*member));
+          }
+        },
+        column.member);
+  return row;
+}
+
+template <class R>
+void read_columns(const SQLite::Statement& st, R& record, const std::vector<ColumnOf<R>>& columns) {
+  for (const auto& column : columns)
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(record.*member)>;
+          const SQLite::Column value = st.getColumn(column.name);
+          if constexpr (std::is_same_v<T, std::string>) {
+            record.*member = value.getString();
+          } else if constexpr (std::is_same_v<T, bool>) {
+            record.*member = value.getInt() != 0;
+          } else if constexpr (std::is_same_v<T, double>) {
+            record.*member = real_or_nan(value);
+          } else {
+            record.*member = static_cast<T>(value.getInt64());
+          }
+        },
+        column.member);
+}
 
 // Whether a query's result has `column` (a file of an older schema read without upgrading
 // lacks the columns later versions added).

@@ -13,6 +13,39 @@ namespace plumb::store {
 
 namespace {
 
+using Session = StoredServeSession;
+using Measurement = StoredServeMeasurement;
+// serve_sessions' own columns (besides id, status, environment and the whole document).
+const std::vector<detail::ColumnOf<Session>> kSessionColumns = {
+    {"started_at", &Session::started_at}, {"workload", &Session::workload},
+    {"scenario", &Session::scenario},     {"dtype", &Session::dtype},
+    {"setting", &Session::setting},       {"threads", &Session::threads},
+    {"workers", &Session::workers},       {"bound_s", &Session::bound_s},
+    {"percentile", &Session::percentile}, {"max_batch", &Session::max_batch},
+    {"max_wait_s", &Session::max_wait_s}, {"fixed_batch", &Session::fixed_batch},
+    {"searched", &Session::searched},     {"reachable", &Session::reachable},
+    {"found_qps", &Session::found_qps},   {"failed_qps", &Session::failed_qps},
+    {"message", &Session::message},       {"tag", &Session::tag},
+    {"command", &Session::command}};
+// serve_measurements' own columns (besides id and session_id).
+const std::vector<detail::ColumnOf<Measurement>> kMeasurementColumns = {
+    {"role", &Measurement::role},
+    {"offered_qps", &Measurement::offered_qps},
+    {"achieved_qps", &Measurement::achieved_qps},
+    {"queries", &Measurement::queries},
+    {"over_bound", &Measurement::over_bound},
+    {"largest_batch", &Measurement::largest_batch},
+    {"tail_s", &Measurement::tail_s},
+    {"tail_low_s", &Measurement::tail_low_s},
+    {"tail_high_s", &Measurement::tail_high_s},
+    {"p50_s", &Measurement::p50_s},
+    {"p90_s", &Measurement::p90_s},
+    {"p99_s", &Measurement::p99_s},
+    {"p999_s", &Measurement::p999_s},
+    {"verdict", &Measurement::verdict},
+    {"queueing_share", &Measurement::queueing_share},
+    {"mean_batch", &Measurement::mean_batch}};
+
 void insert_queries(SQLite::Database& db, int64_t measurement_id,
                     const std::vector<run::QueryTimes>& queries) {
   SQLite::Statement insert(db,
@@ -33,22 +66,7 @@ void insert_queries(SQLite::Database& db, int64_t measurement_id,
 StoredServeMeasurement read_measurement(SQLite::Statement& q) {
   StoredServeMeasurement m;
   m.id = q.getColumn("id").getInt64();
-  m.role = q.getColumn("role").getString();
-  m.offered_qps = detail::real_or_nan(q.getColumn("offered_qps"));
-  m.achieved_qps = detail::real_or_nan(q.getColumn("achieved_qps"));
-  m.queries = q.getColumn("queries").getInt64();
-  m.over_bound = q.getColumn("over_bound").getInt64();
-  m.largest_batch = q.getColumn("largest_batch").getInt64();
-  m.tail_s = detail::real_or_nan(q.getColumn("tail_s"));
-  m.tail_low_s = detail::real_or_nan(q.getColumn("tail_low_s"));
-  m.tail_high_s = detail::real_or_nan(q.getColumn("tail_high_s"));
-  m.p50_s = detail::real_or_nan(q.getColumn("p50_s"));
-  m.p90_s = detail::real_or_nan(q.getColumn("p90_s"));
-  m.p99_s = detail::real_or_nan(q.getColumn("p99_s"));
-  m.p999_s = detail::real_or_nan(q.getColumn("p999_s"));
-  m.verdict = q.getColumn("verdict").getString();
-  m.queueing_share = detail::real_or_nan(q.getColumn("queueing_share"));
-  m.mean_batch = detail::real_or_nan(q.getColumn("mean_batch"));
+  detail::read_columns(q, m, kMeasurementColumns);
   return m;
 }
 
@@ -60,50 +78,16 @@ void ResultsStore::save_serve_session(StoredServeSession& s,
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, s.environment);
-    const int64_t id = detail::Row()
-                           .text("started_at", s.started_at)
-                           .text("workload", s.workload)
-                           .text("scenario", s.scenario)
-                           .text("dtype", s.dtype)
-                           .text("setting", s.setting)
-                           .integer("threads", s.threads)
-                           .integer("workers", s.workers)
-                           .real("bound_s", s.bound_s)
-                           .real("percentile", s.percentile)
-                           .integer("max_batch", s.max_batch)
-                           .real("max_wait_s", s.max_wait_s)
-                           .boolean("fixed_batch", s.fixed_batch)
-                           .boolean("searched", s.searched)
-                           .boolean("reachable", s.reachable)
-                           .real("found_qps", s.found_qps)
-                           .real("failed_qps", s.failed_qps)
+    detail::Row session_row;
+    const int64_t id = detail::write_columns(session_row, s, kSessionColumns)
                            .text("status", run::status_name(s.status))
-                           .text("message", s.message)
-                           .text("tag", s.tag)
-                           .text("command", s.command)
                            .integer("environment_id", environment_id)
                            .text("json", json_text(s.document))
                            .insert_into(*db_, "serve_sessions");
     for (size_t i = 0; i < s.measurements.size(); ++i) {
       auto& m = s.measurements[i];
-      m.id = detail::Row()
-                 .integer("session_id", id)
-                 .text("role", m.role)
-                 .real("offered_qps", m.offered_qps)
-                 .real("achieved_qps", m.achieved_qps)
-                 .integer("queries", m.queries)
-                 .integer("over_bound", m.over_bound)
-                 .integer("largest_batch", m.largest_batch)
-                 .real("tail_s", m.tail_s)
-                 .real("tail_low_s", m.tail_low_s)
-                 .real("tail_high_s", m.tail_high_s)
-                 .real("p50_s", m.p50_s)
-                 .real("p90_s", m.p90_s)
-                 .real("p99_s", m.p99_s)
-                 .real("p999_s", m.p999_s)
-                 .text("verdict", m.verdict)
-                 .real("queueing_share", m.queueing_share)
-                 .real("mean_batch", m.mean_batch)
+      detail::Row row;
+      m.id = detail::write_columns(row.integer("session_id", id), m, kMeasurementColumns)
                  .insert_into(*db_, "serve_measurements");
       insert_queries(*db_, m.id, queries[i]);
     }
@@ -125,26 +109,8 @@ std::vector<StoredServeSession> ResultsStore::load_serve_sessions() const {
     while (q.executeStep()) {
       StoredServeSession s;
       s.id = q.getColumn("id").getInt64();
-      s.started_at = q.getColumn("started_at").getString();
-      s.workload = q.getColumn("workload").getString();
-      s.scenario = q.getColumn("scenario").getString();
-      s.dtype = q.getColumn("dtype").getString();
-      s.setting = q.getColumn("setting").getString();
-      s.threads = q.getColumn("threads").getInt();
-      s.workers = q.getColumn("workers").getInt();
-      s.bound_s = q.getColumn("bound_s").getDouble();
-      s.percentile = q.getColumn("percentile").getDouble();
-      s.max_batch = q.getColumn("max_batch").getInt64();
-      s.max_wait_s = q.getColumn("max_wait_s").getDouble();
-      s.fixed_batch = q.getColumn("fixed_batch").getInt() != 0;
-      s.searched = q.getColumn("searched").getInt() != 0;
-      s.reachable = q.getColumn("reachable").getInt() != 0;
-      s.found_qps = detail::real_or_nan(q.getColumn("found_qps"));
-      s.failed_qps = detail::real_or_nan(q.getColumn("failed_qps"));
+      detail::read_columns(q, s, kSessionColumns);
       s.status = detail::status_from_name(q.getColumn("status").getString());
-      s.message = q.getColumn("message").getString();
-      s.tag = q.getColumn("tag").getString();
-      s.command = q.getColumn("command").getString();
       s.environment = platform::environment_from_json(
           nlohmann::json::parse(q.getColumn("env_json").getString()));
       s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());

@@ -8,23 +8,30 @@
 #include "plumb/store/schema.h"
 
 namespace plumb::store {
+namespace {
+
+using Tune = StoredTuneSession;
+// tune_sessions' own columns (besides id, environment and the whole report).
+const std::vector<detail::ColumnOf<Tune>> kTuneColumns = {{"started_at", &Tune::started_at},
+                                                          {"workload", &Tune::workload},
+                                                          {"mode", &Tune::mode},
+                                                          {"batch", &Tune::batch},
+                                                          {"threads", &Tune::threads},
+                                                          {"found", &Tune::found},
+                                                          {"speedup", &Tune::speedup},
+                                                          {"speedup_low", &Tune::speedup_low},
+                                                          {"speedup_high", &Tune::speedup_high},
+                                                          {"best_command", &Tune::best_command},
+                                                          {"tag", &Tune::tag}};
+
+}  // namespace
 
 void ResultsStore::save_tune_session(StoredTuneSession& s) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, s.environment);
-    s.id = detail::Row()
-               .text("started_at", s.started_at)
-               .text("workload", s.workload)
-               .text("mode", s.mode)
-               .integer("batch", s.batch)
-               .integer("threads", s.threads)
-               .boolean("found", s.found)
-               .real("speedup", s.speedup)
-               .real("speedup_low", s.speedup_low)
-               .real("speedup_high", s.speedup_high)
-               .text("best_command", s.best_command)
-               .text("tag", s.tag)
+    detail::Row row;
+    s.id = detail::write_columns(row, s, kTuneColumns)
                .integer("environment_id", environment_id)
                .text("json", json_text(s.document))
                .insert_into(*db_, "tune_sessions");
@@ -47,17 +54,7 @@ std::vector<StoredTuneSession> ResultsStore::load_tune_sessions() const {
     while (q.executeStep()) {
       StoredTuneSession s;
       s.id = q.getColumn("id").getInt64();
-      s.started_at = q.getColumn("started_at").getString();
-      s.workload = q.getColumn("workload").getString();
-      s.mode = q.getColumn("mode").getString();
-      s.batch = q.getColumn("batch").getInt64();
-      s.threads = q.getColumn("threads").getInt();
-      s.found = q.getColumn("found").getInt() != 0;
-      s.speedup = detail::real_or_nan(q.getColumn("speedup"));
-      s.speedup_low = detail::real_or_nan(q.getColumn("speedup_low"));
-      s.speedup_high = detail::real_or_nan(q.getColumn("speedup_high"));
-      s.best_command = q.getColumn("best_command").getString();
-      s.tag = q.getColumn("tag").getString();
+      detail::read_columns(q, s, kTuneColumns);
       s.environment = platform::environment_from_json(
           nlohmann::json::parse(q.getColumn("env_json").getString()));
       s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
