@@ -10,6 +10,7 @@
 
 #include "plumb/core/workload.h"
 #include "plumb/run/runner.h"
+#include "workload_test_util.h"
 
 namespace plumb::testing {
 
@@ -46,14 +47,7 @@ class FakeModel : public Model {
 // fail_at: the step that fails (default: 20 for kNaN, 5 for the others).
 inline Workload fake_workload(Behaviour b, int fail_at = 0) {
   if (fail_at == 0) fail_at = b == Behaviour::kNaN ? 20 : 5;
-  Workload w;
-  w.info = {"fake", {"test"}, "test", "scripted steps", "none", "samples/s", 1, {}, {}};
-  w.default_config = [] {
-    Config c;
-    c.add_int("batch", 4, "batch");
-    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
-    return c;
-  };
+  Workload w = test_workload_shell("fake", "scripted steps", 4);
   w.build = [b, fail_at](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
     return std::make_unique<FakeModel>(b, fail_at);
   };

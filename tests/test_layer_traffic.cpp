@@ -6,6 +6,7 @@
 #include "plumb/analysis/intensity.h"
 #include "plumb/cli/layer_traffic_source.h"
 #include "plumb/core/layer_scope.h"
+#include "workload_test_util.h"
 
 namespace plumb {
 namespace {
@@ -38,14 +39,7 @@ class ConvFcModel : public Model {
 };
 
 Workload conv_fc_workload() {
-  Workload w;
-  w.info = {"convfc", {"test"}, "test", "conv + fc", "none", "samples/s", 1, {}, {}};
-  w.default_config = [] {
-    Config c;
-    c.add_int("batch", 1, "batch");
-    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
-    return c;
-  };
+  Workload w = testing::test_workload_shell("convfc", "conv + fc", 1);
   w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
     return std::make_unique<ConvFcModel>();
   };

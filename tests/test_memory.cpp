@@ -13,6 +13,7 @@
 #include "plumb/profile/allocation_tracker.h"
 #include "plumb/profile/memory_breakdown.h"
 #include "plumb/profile/memory_profiler.h"
+#include "workload_test_util.h"
 
 namespace plumb {
 namespace {
@@ -74,14 +75,7 @@ class TestModel : public Model {
 };
 
 Workload test_workload(std::function<std::unique_ptr<Model>(int64_t batch)> make) {
-  Workload w;
-  w.info = {"memtest", {"test"}, "test", "memory test model", "none", "samples/s", 4, {}, {}};
-  w.default_config = [] {
-    Config c;
-    c.add_int("batch", 16, "batch");
-    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
-    return c;
-  };
+  Workload w = testing::test_workload_shell("memtest", "memory test model", 16, 4);
   w.build = [make](const Config& c, const torch::Device&) { return make(c.get_int("batch")); };
   return w;
 }

@@ -6,19 +6,13 @@
 #include "plumb/core/registry.h"
 #include "plumb/core/text.h"
 #include "plumb/workloads/all_workloads.h"
+#include "workload_test_util.h"
 
 namespace plumb {
 namespace {
 
 Workload fake(const std::string& name, std::vector<std::string> suites) {
-  Workload w;
-  w.info = {name, std::move(suites), "test", "a fake", "none", "samples/s", 1, {}, {}};
-  w.default_config = [] {
-    Config c;
-    c.add_int("batch", 4, "batch");
-    c.add_choice("dtype", "fp32", {"fp32"}, "dtype");
-    return c;
-  };
+  Workload w = testing::test_workload_shell(name, "a fake", 4, 1, std::move(suites));
   w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> { return nullptr; };
   return w;
 }

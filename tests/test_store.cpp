@@ -118,6 +118,18 @@ platform::Environment make_environment() {
   return e;
 }
 
+// A store at `db` holding one run, then given `sql` through a raw connection: how the upgrade
+// tests make the files of older schemas (what those lacked dropped, their user_version set).
+std::string store_with_one_run(const std::string& db, const std::string& sql = "") {
+  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  if (!sql.empty()) SQLite::Database(db, SQLite::OPEN_READWRITE).exec(sql);
+  return db;
+}
+
+int user_version(const std::string& db) {
+  return SQLite::Database(db, SQLite::OPEN_READONLY).execAndGet("PRAGMA user_version").getInt();
+}
+
 // Same value, where NaN equals NaN.
 void expect_same(double expected, double actual, const char* what) {
   if (std::isnan(expected)) {
@@ -456,12 +468,8 @@ TEST_F(StoreTest, RefusesForeignSqliteAndLeavesItUntouched) {
 // it; found by fuzz_store_open) is refused as one UsageError naming the file and what was being
 // read, never a raw library exception; the intact kinds still load.
 TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
-  const std::string db = file("damaged.db");
-  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
-  {
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec("UPDATE runs SET warnings_json = '[\"unterminated'");
-  }
+  const std::string db =
+      store_with_one_run(file("damaged.db"), "UPDATE runs SET warnings_json = '[\"unterminated'");
   for (const bool read_only : {true, false}) {
     auto store = ResultsStore::open(db, read_only);
     try {
@@ -570,8 +578,7 @@ TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
     EXPECT_EQ(latest->document, probe.document);
     EXPECT_FALSE(store->latest_probe("m", /*thorough_only=*/true).has_value());
     EXPECT_FALSE(store->latest_probe("other machine", false).has_value());
-    SQLite::Database raw(db, SQLite::OPEN_READONLY);
-    EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+    EXPECT_EQ(user_version(db), kSchemaVersion);
   }
 }
 
@@ -632,12 +639,8 @@ TEST_F(StoreTest, SchemaFiveWithoutPointProfilesIsReadAndUpgraded) {
 }
 
 TEST_F(StoreTest, RefusesNewerSchemaAndLeavesItUntouched) {
-  const std::string db = file("plumb.db");
-  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
-  {
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
-  }
+  const std::string db = store_with_one_run(
+      file("plumb.db"), "PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
   const FileSnapshot before = snapshot(db);
   const auto entries = listing();
   for (bool read_only : {false, true}) {
@@ -785,8 +788,7 @@ TEST(EnvironmentJson, RoundTripAndDefaults) {
 // The first writing open adds the columns (older records read fp32, contiguous) and rebuilds
 // the CHECK, keeping every run; an unsupported bf16 run then stores and reads back.
 TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
-  const std::string db = file("v6.db");
-  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
+  const std::string db = store_with_one_run(file("v6.db"));
   {
     SQLite::Database raw(db, SQLite::OPEN_READWRITE);
     for (const char* table : {"runs", "profiles", "memory_profiles"})
@@ -839,12 +841,8 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
 // A v7 file (before plumb dist) gains the dist_worlds table on the first writing open; its runs
 // stay, and a data-parallel world stores and reads back.
 TEST_F(StoreTest, SchemaSevenGainsDataParallelWorlds) {
-  const std::string db = file("v7.db");
-  ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
-  {
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec("DROP TABLE dist_worlds; PRAGMA user_version = 7");
-  }
+  const std::string db =
+      store_with_one_run(file("v7.db"), "DROP TABLE dist_worlds; PRAGMA user_version = 7");
   EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_dist_worlds().empty());
   auto store = ResultsStore::open(db);
   StoredDistWorld w;
@@ -869,8 +867,7 @@ TEST_F(StoreTest, SchemaSevenGainsDataParallelWorlds) {
   EXPECT_DOUBLE_EQ(back[0].efficiency, 0.9);
   EXPECT_EQ(back[0].document, w.document);
   EXPECT_EQ(store->load_runs(false).size(), 1u);
-  SQLite::Database raw(db, SQLite::OPEN_READONLY);
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(user_version(db), kSchemaVersion);
 }
 
 }  // namespace

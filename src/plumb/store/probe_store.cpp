@@ -10,13 +10,17 @@
 namespace plumb::store {
 namespace {
 
+// probes' own columns (besides id, environment and the whole document).
+const std::vector<detail::ColumnOf<StoredProbe>> kProbeColumns = {
+    {"machine", &StoredProbe::machine},
+    {"mode", &StoredProbe::mode},
+    {"measured_at", &StoredProbe::measured_at},
+    {"seconds", &StoredProbe::seconds}};
+
 StoredProbe read_probe_row(const SQLite::Statement& st) {
   StoredProbe p;
   p.id = st.getColumn("id").getInt64();
-  p.machine = st.getColumn("machine").getString();
-  p.mode = st.getColumn("mode").getString();
-  p.measured_at = st.getColumn("measured_at").getString();
-  p.seconds = st.getColumn("seconds").getDouble();
+  detail::read_columns(st, p, kProbeColumns);
   p.document = nlohmann::ordered_json::parse(st.getColumn("json").getString());
   p.environment =
       platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
@@ -42,11 +46,8 @@ int64_t ResultsStore::save_probe(const StoredProbe& probe) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, probe.environment);
-    const int64_t id = detail::Row()
-                           .text("machine", probe.machine)
-                           .text("mode", probe.mode)
-                           .text("measured_at", probe.measured_at)
-                           .real("seconds", probe.seconds)
+    detail::Row row;
+    const int64_t id = detail::write_columns(row, probe, kProbeColumns)
                            .integer("environment_id", environment_id)
                            .text("json", json_text(probe.document))
                            .insert_into(*db_, "probes");

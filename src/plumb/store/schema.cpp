@@ -109,12 +109,9 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 )sql";
 
-// Version 2: operator profiles. One `profiles` row per profiling pass (one thread count);
-// passes of one `plumb profile --threads 1,2,...` call share a group id. op_stats holds the
-// aggregated operator rows, per step.
-constexpr const char* kProfilesSql = R"sql(
-CREATE TABLE profiles (
-  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+// The columns every pass table (profiles, memory_profiles) starts with: the group of passes
+// of one call, when, what ran where, how it ended (detail::pass_row writes them).
+constexpr const char* kPassColumnsSql = R"sql(  id              INTEGER PRIMARY KEY AUTOINCREMENT,
   group_id        TEXT NOT NULL,
   started_at      TEXT NOT NULL,
   workload        TEXT NOT NULL,
@@ -128,7 +125,14 @@ CREATE TABLE profiles (
                   CHECK (status IN (@STATUSES@)),
   message         TEXT NOT NULL,
   config_json     TEXT NOT NULL,
-  environment_id  INTEGER NOT NULL REFERENCES environments(id),
+  environment_id  INTEGER NOT NULL REFERENCES environments(id),)sql";
+
+// Version 2: operator profiles. One `profiles` row per profiling pass (one thread count);
+// passes of one `plumb profile --threads 1,2,...` call share a group id. op_stats holds the
+// aggregated operator rows, per step.
+constexpr const char* kProfilesSql = R"sql(
+CREATE TABLE profiles (
+@PASS_COLUMNS@
   steps           INTEGER NOT NULL,
   step_s          REAL,
   op_self_s       REAL,
@@ -183,21 +187,7 @@ CREATE INDEX probes_by_machine ON probes (machine, id);
 // layers, largest allocations) is kept whole as JSON.
 constexpr const char* kMemorySql = R"sql(
 CREATE TABLE memory_profiles (
-  id              INTEGER PRIMARY KEY AUTOINCREMENT,
-  group_id        TEXT NOT NULL,
-  started_at      TEXT NOT NULL,
-  workload        TEXT NOT NULL,
-  mode            TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
-  batch           INTEGER NOT NULL,
-  threads         INTEGER NOT NULL,
-  device          TEXT NOT NULL,
-  tag             TEXT NOT NULL,
-  command         TEXT NOT NULL,
-  status          TEXT NOT NULL
-                  CHECK (status IN (@STATUSES@)),
-  message         TEXT NOT NULL,
-  config_json     TEXT NOT NULL,
-  environment_id  INTEGER NOT NULL REFERENCES environments(id),
+@PASS_COLUMNS@
   weights         INTEGER,
   gradients       INTEGER,
   optimizer_state INTEGER,
@@ -463,9 +453,12 @@ std::string point_status_list() {
   return status_list() + fmt::format(", '{}'", run::kPointTimeoutStatus);
 }
 
+// The schema text with its placeholders filled in: the pass tables' shared columns, then the
+// status lists.
 std::string with_statuses(std::string sql) {
   for (const auto& [placeholder, list] :
-       {std::pair<std::string, std::string>{"@POINT_STATUSES@", point_status_list()},
+       {std::pair<std::string, std::string>{"@PASS_COLUMNS@", kPassColumnsSql},
+        {"@POINT_STATUSES@", point_status_list()},
         {"@STATUSES@", status_list()}})
     for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder))
       sql.replace(at, placeholder.size(), list);

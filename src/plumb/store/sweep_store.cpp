@@ -16,14 +16,18 @@
 namespace plumb::store {
 namespace {
 
+// sweeps' columns besides id.
+const std::vector<detail::ColumnOf<StoredSweep>> kSweepColumns = {
+    {"name", &StoredSweep::name},
+    {"workload", &StoredSweep::workload},
+    {"spec_json", &StoredSweep::spec},
+    {"created_at", &StoredSweep::created_at},
+    {"points", &StoredSweep::points}};
+
 StoredSweep read_sweep_row(const SQLite::Statement& st) {
   StoredSweep s;
   s.id = st.getColumn("id").getInt64();
-  s.name = st.getColumn("name").getString();
-  s.workload = st.getColumn("workload").getString();
-  s.spec = st.getColumn("spec_json").getString();
-  s.created_at = st.getColumn("created_at").getString();
-  s.points = st.getColumn("points").getInt64();
+  detail::read_columns(st, s, kSweepColumns);
   return s;
 }
 
@@ -152,13 +156,9 @@ int64_t ResultsStore::register_sweep(const std::string& name, const std::string&
       if (existing->spec != spec) throw different_spec(name, path_);
       return existing->id;
     }
-    const int64_t id = detail::Row()
-                           .text("name", name)
-                           .text("workload", workload)
-                           .text("spec_json", spec)
-                           .text("created_at", utc_now_iso8601())
-                           .integer("points", points)
-                           .insert_into(*db_, "sweeps");
+    const StoredSweep sweep{0, name, workload, spec, utc_now_iso8601(), points};
+    detail::Row row;
+    const int64_t id = detail::write_columns(row, sweep, kSweepColumns).insert_into(*db_, "sweeps");
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {

@@ -53,20 +53,33 @@ class BeamSearch {
 
 // A translation model whose inference is a beam search (gnmt, transformer, seq2seq_gru): a
 // step's figure is the sum of every sentence's best length-normalised score, its output the
-// best hypotheses, token ids [B, decode_length()].
+// best hypotheses, token ids [B, target_len].
 class BeamDecodedModel : public Model {
  public:
   double infer_step(const Batch& b) override {
     return decode(b).best_scores().sum().item<double>();
   }
   torch::Tensor infer_output(const Batch& b) override {
-    return decode(b).best_sequences(decode_length());
+    return decode(b).best_sequences(target_len_);
   }
 
  protected:
-  // Beam search over the batch's sentences, to the end symbol or decode_length() steps.
+  // The batch and sentence shape every translation workload's config states.
+  explicit BeamDecodedModel(const Config& c)
+      : batch_(c.get_int("batch")),
+        source_len_(c.get_int("source_len")),
+        target_len_(c.get_int("target_len")),
+        min_len_(c.get_int("min_len")),
+        beam_(c.get_int("beam")) {}
+
+  // Beam search over the batch's sentences, to the end symbol or target_len steps.
   virtual BeamSearch decode(const Batch& b) = 0;
-  virtual int64_t decode_length() const = 0;
+
+  int64_t batch_;       // sentence pairs per batch
+  int64_t source_len_;  // source positions
+  int64_t target_len_;  // target positions; also the beam search's length limit
+  int64_t min_len_;     // shortest sentence of a synthetic batch
+  int64_t beam_;        // hypotheses kept per sentence
 };
 
 }  // namespace plumb::workloads

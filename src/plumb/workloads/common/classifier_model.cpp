@@ -1,6 +1,8 @@
 // Batches and optimizers shared by the image classifiers (see classifier_model.h).
 #include "plumb/workloads/common/classifier_model.h"
 
+#include <fmt/format.h>
+
 #include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
@@ -12,6 +14,14 @@ Config image_classifier_config(int64_t batch, const std::string& batch_doc, int6
   c.add_int("image_size", 224, image_doc, min_image_size);
   c.add_int("classes", 1000, "output classes (ImageNet-1k)", 2);
   return c;
+}
+
+Config& add_sgd_keys(Config& c, double lr, double momentum, double weight_decay,
+                     const std::string& source) {
+  return c.add_double("lr", lr, fmt::format("SGD learning rate ({}: {:g})", source, lr))
+      .add_double("momentum", momentum, fmt::format("SGD momentum ({}: {:g})", source, momentum))
+      .add_double("weight_decay", weight_decay,
+                  fmt::format("L2 weight decay ({}: {:g})", source, weight_decay));
 }
 
 std::function<Batch(int64_t)> sized_image_batches(const Config& config,

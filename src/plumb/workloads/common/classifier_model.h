@@ -88,6 +88,11 @@ std::function<Batch()> image_batches(const Config& config, const torch::Device& 
 std::function<Batch(int64_t)> sized_image_batches(const Config& config,
                                                   const torch::Device& device);
 
+// Declares the keys sgd_from_config reads, each doc naming `source` and the value
+// ("SGD learning rate (paper: 0.1)").
+Config& add_sgd_keys(Config& c, double lr, double momentum, double weight_decay,
+                     const std::string& source);
+
 // SGD from the config's lr (times lr_scale), momentum and weight_decay keys (Nesterov when the
 // recipe says so).
 OptimizerFactory sgd_from_config(const Config& config, bool nesterov = false,

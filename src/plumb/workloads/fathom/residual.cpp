@@ -33,10 +33,7 @@ Workload make_residual() {
             {"batch=2", "image_size=32", "classes=10"}};
   w.default_config = [] {
     Config c = image_classifier_config(256, "mini-batch size (paper: 256)", 32);
-    c.add_double("lr", 0.1, "SGD learning rate (paper: 0.1)");
-    c.add_double("momentum", 0.9, "SGD momentum (paper: 0.9)");
-    c.add_double("weight_decay", 1e-4, "L2 weight decay (paper: 0.0001)");
-    return c;
+    return add_sgd_keys(c, 0.1, 0.9, 1e-4, "paper");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     ResNet net(resnet34_spec(), c.get_int("classes"));

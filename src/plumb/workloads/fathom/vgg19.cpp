@@ -118,10 +118,7 @@ Workload make_vgg19() {
   w.default_config = [] {
     Config c = image_classifier_config(256, "mini-batch size (paper: 256)", 32,
                                        "input height and width (ImageNet crop; >= 32 for 5 pools)");
-    c.add_double("lr", 0.01, "SGD learning rate (paper: 0.01)");
-    c.add_double("momentum", 0.9, "SGD momentum (paper: 0.9)");
-    c.add_double("weight_decay", 5e-4, "L2 weight decay (paper: 5e-4)");
-    return c;
+    return add_sgd_keys(c, 0.01, 0.9, 5e-4, "paper");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     Vgg19 net(c.get_int("classes"));

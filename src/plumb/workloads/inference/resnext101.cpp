@@ -40,10 +40,7 @@ Workload make_resnext101(const std::string& name, int64_t group_width,
     c.add_int("group_width", group_width,
               "width d of each of the 32 groups in the 3x3 convolutions (" + name + ": " +
                   std::to_string(group_width) + ")");
-    c.add_double("lr", 0.1, "SGD learning rate (ResNeXt paper: 0.1)");
-    c.add_double("momentum", 0.9, "SGD momentum");
-    c.add_double("weight_decay", 1e-4, "L2 weight decay");
-    return c;
+    return add_sgd_keys(c, 0.1, 0.9, 1e-4, "ResNeXt paper");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     ResNetSpec spec = resnet101_spec();

@@ -227,13 +227,9 @@ class Adadelta {
 class RnnSearchModel : public BeamDecodedModel {
  public:
   RnnSearchModel(const Config& c, const torch::Device& device)
-      : net_(c),
+      : BeamDecodedModel(c),
+        net_(c),
         device_(device),
-        batch_(c.get_int("batch")),
-        source_len_(c.get_int("source_len")),
-        target_len_(c.get_int("target_len")),
-        min_len_(c.get_int("min_len")),
-        beam_(c.get_int("beam")),
         max_grad_norm_(c.get_double("max_grad_norm")) {
     net_->to(device);
     {
@@ -303,8 +299,6 @@ class RnnSearchModel : public BeamDecodedModel {
   }
 
  private:
-  int64_t decode_length() const override { return target_len_; }
-
   // Beam search: the encoder runs once per sentence, its annotations and keys are tiled to
   // the beam; at most target_len steps, stopping when every hypothesis has emitted EOS.
   BeamSearch decode(const Batch& b) override {
@@ -342,7 +336,6 @@ class RnnSearchModel : public BeamDecodedModel {
 
   RnnSearch net_;
   torch::Device device_;
-  int64_t batch_, source_len_, target_len_, min_len_, beam_;
   double max_grad_norm_;
   std::unique_ptr<Adadelta> optimizer_;
   torch::Tensor source_probs_, target_probs_;

@@ -209,13 +209,9 @@ TORCH_MODULE(Nmt);
 class NmtModel : public BeamDecodedModel {
  public:
   NmtModel(const Config& c, const torch::Device& device)
-      : net_(c),
+      : BeamDecodedModel(c),
+        net_(c),
         device_(device),
-        batch_(c.get_int("batch")),
-        source_len_(c.get_int("source_len")),
-        target_len_(c.get_int("target_len")),
-        min_len_(c.get_int("min_len")),
-        beam_(c.get_int("beam")),
         length_penalty_(c.get_double("length_penalty")),
         max_grad_norm_(c.get_double("max_grad_norm")) {
     net_->to(device);
@@ -278,8 +274,6 @@ class NmtModel : public BeamDecodedModel {
   }
 
  private:
-  int64_t decode_length() const override { return target_len_; }
-
   // Beam search (beam 10, length penalty 1.0) over at most target_len steps. As the nmt code,
   // the encoder output and state are tiled to the beam before the attention's memory layer.
   BeamSearch decode(const Batch& b) override {
@@ -323,7 +317,6 @@ class NmtModel : public BeamDecodedModel {
 
   Nmt net_;
   torch::Device device_;
-  int64_t batch_, source_len_, target_len_, min_len_, beam_;
   double length_penalty_, max_grad_norm_;
   std::unique_ptr<torch::optim::SGD> optimizer_;
   torch::Tensor source_probs_, target_probs_;

@@ -28,10 +28,7 @@ Workload make_resnet50() {
   w.default_config = [] {
     Config c =
         image_classifier_config(32, "mini-batch size (torchvision reference: 32 per GPU)", 32);
-    c.add_double("lr", 0.1, "SGD learning rate (torchvision reference)");
-    c.add_double("momentum", 0.9, "SGD momentum");
-    c.add_double("weight_decay", 1e-4, "L2 weight decay");
-    return c;
+    return add_sgd_keys(c, 0.1, 0.9, 1e-4, "torchvision reference");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     ResNet net(resnet50_spec(), c.get_int("classes"));

@@ -273,13 +273,9 @@ TORCH_MODULE(Transformer);
 class TransformerModel : public BeamDecodedModel {
  public:
   TransformerModel(const Config& c, const torch::Device& device)
-      : net_(c),
+      : BeamDecodedModel(c),
+        net_(c),
         device_(device),
-        batch_(c.get_int("batch")),
-        source_len_(c.get_int("source_len")),
-        target_len_(c.get_int("target_len")),
-        min_len_(c.get_int("min_len")),
-        beam_(c.get_int("beam")),
         length_penalty_(c.get_double("length_penalty")),
         label_smoothing_(c.get_double("label_smoothing")),
         warmup_(c.get_double("warmup_steps")) {
@@ -349,8 +345,6 @@ class TransformerModel : public BeamDecodedModel {
   }
 
  private:
-  int64_t decode_length() const override { return target_len_; }
-
   // Beam search (beam 4, length penalty 0.6) over at most target_len positions, stopping early
   // when every hypothesis has ended. Returns the sum of the best normalised scores.
   BeamSearch decode(const Batch& b) override {
@@ -395,7 +389,6 @@ class TransformerModel : public BeamDecodedModel {
 
   Transformer net_;
   torch::Device device_;
-  int64_t batch_, source_len_, target_len_, min_len_, beam_;
   double length_penalty_, label_smoothing_, warmup_;
   int64_t step_ = 0;
   std::unique_ptr<torch::optim::Adam> optimizer_;
