@@ -61,18 +61,7 @@ CREATE TABLE environments (
 CREATE TABLE runs (
   id                INTEGER PRIMARY KEY AUTOINCREMENT,
   started_at        TEXT NOT NULL,
-  workload          TEXT NOT NULL,
-  mode              TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
-  batch             INTEGER NOT NULL,
-  threads           INTEGER NOT NULL,
-  device            TEXT NOT NULL,
-  tag               TEXT NOT NULL,
-  command           TEXT NOT NULL,
-  status            TEXT NOT NULL
-                    CHECK (status IN (@STATUSES@)),
-  message           TEXT NOT NULL,
-  config_json       TEXT NOT NULL,
-  environment_id    INTEGER NOT NULL REFERENCES environments(id),
+@RECORD_COLUMNS@
   throughput        REAL,
   throughput_unit   TEXT NOT NULL,
   units_per_step    REAL,
@@ -109,12 +98,9 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 )sql";
 
-// The columns every pass table (profiles, memory_profiles) starts with: the group of passes
-// of one call, when, what ran where, how it ended (detail::pass_row writes them).
-constexpr const char* kPassColumnsSql = R"sql(  id              INTEGER PRIMARY KEY AUTOINCREMENT,
-  group_id        TEXT NOT NULL,
-  started_at      TEXT NOT NULL,
-  workload        TEXT NOT NULL,
+// What every record (run, profiling or memory pass) says was executed, where, and how it ended
+// (detail::write_record_columns writes most of them).
+constexpr const char* kRecordColumnsSql = R"sql(  workload        TEXT NOT NULL,
   mode            TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
   batch           INTEGER NOT NULL,
   threads         INTEGER NOT NULL,
@@ -126,6 +112,13 @@ constexpr const char* kPassColumnsSql = R"sql(  id              INTEGER PRIMARY 
   message         TEXT NOT NULL,
   config_json     TEXT NOT NULL,
   environment_id  INTEGER NOT NULL REFERENCES environments(id),)sql";
+
+// The columns every pass table (profiles, memory_profiles) starts with: the group of passes
+// of one call, when, what ran where, how it ended (detail::pass_row writes them).
+constexpr const char* kPassColumnsSql = R"sql(  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  group_id        TEXT NOT NULL,
+  started_at      TEXT NOT NULL,
+@RECORD_COLUMNS@)sql";
 
 // Version 2: operator profiles. One `profiles` row per profiling pass (one thread count);
 // passes of one `plumb profile --threads 1,2,...` call share a group id. op_stats holds the
@@ -458,6 +451,7 @@ std::string point_status_list() {
 std::string with_statuses(std::string sql) {
   for (const auto& [placeholder, list] :
        {std::pair<std::string, std::string>{"@PASS_COLUMNS@", kPassColumnsSql},
+        {"@RECORD_COLUMNS@", kRecordColumnsSql},
         {"@POINT_STATUSES@", point_status_list()},
         {"@STATUSES@", status_list()}})
     for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder))
