@@ -14,6 +14,26 @@
 namespace plumb::store {
 namespace {
 
+using profile::OpStat;
+// op_stats' columns besides profile_id, in the order its INSERT binds them.
+const std::vector<detail::ColumnOf<OpStat>> kOpStatColumns = {
+    {"name", &OpStat::name},
+    {"scope", &OpStat::scope},
+    {"layer", &OpStat::layer},
+    {"category", &OpStat::category},
+    {"kind", &OpStat::kind},
+    {"signature", &OpStat::signature},
+    {"calls", &OpStat::calls},
+    {"self_s", &OpStat::self_s},
+    {"inclusive_s", &OpStat::inclusive_s},
+    {"flops", &OpStat::flops},
+    {"macs", &OpStat::macs},
+    {"bytes_read", &OpStat::bytes_read},
+    {"bytes_written", &OpStat::bytes_written}};
+
+}  // namespace
+namespace {
+
 std::vector<double> doubles_from_json(const std::string& text) {
   return nlohmann::json::parse(text).get<std::vector<double>>();
 }
@@ -124,27 +144,12 @@ std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group)
     if (!group.empty()) q.bind(":g", group);
     std::vector<StoredProfile> out;
     while (q.executeStep()) out.push_back(read_profile_row(q));
-    SQLite::Statement ops(*db_,
-                          "SELECT name, scope, layer, category, kind, signature, calls, self_s, "
-                          "inclusive_s, flops, macs, bytes_read, bytes_written FROM op_stats "
-                          "WHERE profile_id = ?");
+    SQLite::Statement ops(*db_, "SELECT * FROM op_stats WHERE profile_id = ?");
     for (StoredProfile& p : out) {
       ops.bind(1, p.id);
       while (ops.executeStep()) {
         profile::OpStat s;
-        s.name = ops.getColumn(0).getString();
-        s.scope = ops.getColumn(1).getString();
-        s.layer = ops.getColumn(2).getString();
-        s.category = ops.getColumn(3).getString();
-        s.kind = ops.getColumn(4).getString();
-        s.signature = ops.getColumn(5).getString();
-        s.calls = ops.getColumn(6).getDouble();
-        s.self_s = ops.getColumn(7).getDouble();
-        s.inclusive_s = ops.getColumn(8).getDouble();
-        s.flops = ops.getColumn(9).getDouble();
-        s.macs = ops.getColumn(10).getDouble();
-        s.bytes_read = ops.getColumn(11).getDouble();
-        s.bytes_written = ops.getColumn(12).getDouble();
+        detail::read_columns(ops, s, kOpStatColumns);
         p.result.profile.ops.push_back(std::move(s));
       }
       ops.reset();

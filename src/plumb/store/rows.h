@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -200,23 +199,22 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& recor
 [[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                                      const std::string& path, const std::string& measured = "");
 
-// Rethrows what reading the store raised (an SQLite error, a malformed JSON column, a value of
-// the wrong type) as one UsageError naming the file and the `what` being read: a damaged or
+// Rethrows what reading the store raised (an SQLite error, a malformed JSON column or one of the
+// wrong type) as one UsageError naming the file and the `what` being read: a damaged or
 // foreign file, or one held locked beyond the busy timeout. Never a raw library message.
 [[noreturn]] void rethrow_read_error(const std::exception& e, const std::string& what,
                                      const std::string& path);
 
-// Runs `read` (a load from the store at `path`) and turns its failures into that UsageError.
+// Runs `read` (a load from the store at `path`) and turns what SQLite and the JSON parser raise
+// into that UsageError. Anything else (a plumb bug) propagates as it is.
 template <class Read>
 auto guarded_read(const std::string& path, const std::string& what, Read&& read)
     -> decltype(read()) {
   try {
     return read();
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::bad_alloc&) {
-    throw;
-  } catch (const std::exception& e) {
+  } catch (const SQLite::Exception& e) {
+    rethrow_read_error(e, what, path);
+  } catch (const nlohmann::json::exception& e) {
     rethrow_read_error(e, what, path);
   }
 }
