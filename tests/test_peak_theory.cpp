@@ -108,7 +108,7 @@ TEST(PeakTheory, MeasuredAboveTheoryIsAlwaysExplained) {
   InferredTheory t = infer_theory(zmm_fma(1.15, 1, "rocketlake: 1x512 FMA"));
   EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 1);
   EXPECT_GT(t.measured_fraction, 1 + kAboveTheoryTolerance);
-  EXPECT_NE(t.note.find("measured 115% of theory"), std::string::npos) << t.note;
+  EXPECT_NE(t.note.find("one thread measured 115% of theory"), std::string::npos) << t.note;
   // Within the tolerance: nothing to explain.
   t = infer_theory(zmm_fma(1.03, 1, "rocketlake: 1x512 FMA"));
   EXPECT_EQ(t.note, "");
@@ -116,6 +116,16 @@ TEST(PeakTheory, MeasuredAboveTheoryIsAlwaysExplained) {
   t = infer_theory(zmm_fma(3.0, 2, "sapphirerapids: 2x512 FMA"));
   EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 2);
   EXPECT_NE(t.note.find("faster than any engine"), std::string::npos) << t.note;
+}
+
+TEST(PeakTheory, AnyThreadCountAboveTheoryIsNamedInItsLine) {
+  // The probe explains every printed point, not only the one-thread point theory comes from.
+  EXPECT_EQ(above_theory_line(1.04, 2, false), "");
+  const std::string two = above_theory_line(1.07, 2, false);
+  EXPECT_NE(two.find("2 threads measured 107% of theory"), std::string::npos) << two;
+  EXPECT_NE(two.find("faster than the clock measured beside the kernel"), std::string::npos);
+  EXPECT_NE(above_theory_line(2.5, 4, true).find("op count or the clock is wrong"),
+            std::string::npos);
 }
 
 TEST(PeakTheory, OtherVectorInstructionsAreInferredOnTheirOwn) {

@@ -43,10 +43,12 @@ std::vector<LevelMerge> indistinct_levels(const std::vector<LevelBandwidth>& lev
       m.into_triad = slower;
       m.note = fmt::format(
           "{} ({:.0f} KiB working set) streams at {:.1f} GB/s with {} thread(s), within {:.0f}% "
-          "of {}'s {:.1f} GB/s: these threads do not get the {} the caches report (a virtual "
-          "machine's share of a shared cache, or a cache that is not there); merged into {}",
+          "of {}'s {:.1f} GB/s: at this thread count the {} gives no more bandwidth than {} (the "
+          "misses one core keeps in flight can bound both, or a virtual machine does not hold "
+          "the share of a shared cache the CPU reports); merged into {}",
           m.level, chain[i]->working_set_bytes / 1024.0, faster / 1e9, threads,
-          100 * kIndistinctLevelTolerance, chain[i + 1]->level, slower / 1e9, m.level, m.into);
+          100 * kIndistinctLevelTolerance, chain[i + 1]->level, slower / 1e9, m.level,
+          chain[i + 1]->level, m.into);
       merges.push_back(std::move(m));
     }
   }

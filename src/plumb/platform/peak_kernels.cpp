@@ -416,10 +416,13 @@ struct RunResult {
   bool disturbed = false;  // some thread was preempted (see thread_cpu_seconds)
 };
 
-// One timed concurrent run: `threads` pinned threads each run `iterations` trips, released
-// together.
+// One timed concurrent run: `threads` pinned threads each run `warmup_iterations` untimed trips,
+// then `iterations` timed ones, released together. The warm-up puts the core into the clock
+// state the kernel's instructions lead to before the clock starts: a core that lowers its clock
+// for wide vectors or tiles does so some hundreds of microseconds into the load, and a short
+// timed run would otherwise average the two clocks.
 RunResult run_concurrent(PeakKernel kernel, int threads, uint64_t iterations,
-                         const std::vector<int>& cpus) {
+                         const std::vector<int>& cpus, uint64_t warmup_iterations = 0) {
   struct alignas(64) Slot {  // one cache line per thread: no false sharing while timing
     Clock::time_point start, end;
     double cpu_seconds = -1;
@@ -433,6 +436,7 @@ RunResult run_concurrent(PeakKernel kernel, int threads, uint64_t iterations,
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       pin_current_thread(cpus[t % cpus.size()]);
+      if (warmup_iterations > 0) kernel(warmup_iterations, &slots[t].sink);
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) {
       }
@@ -462,13 +466,14 @@ RunResult run_concurrent(PeakKernel kernel, int threads, uint64_t iterations,
 }
 
 // The core clock while `threads` threads are busy at once (the all-core boost clock is often
-// lower than the one-core one): every thread runs `iterations` of the add chain; the clock of
-// the slowest thread, best of a few undisturbed runs. 0 if none was undisturbed.
+// lower than the one-core one): every thread runs `iterations` of the add chain after as many
+// warm-up trips; the clock of the slowest thread, best of `runs` undisturbed runs. 0 if none was
+// undisturbed.
 double concurrent_clock_hz(PeakKernel clock, int threads, uint64_t iterations,
-                           const std::vector<int>& cpus) {
+                           const std::vector<int>& cpus, int runs = 3) {
   double best = 0;
-  for (int tries = 0, good = 0; good < 3 && tries < 6; ++tries) {
-    RunResult run = run_concurrent(clock, threads, iterations, cpus);
+  for (int tries = 0, good = 0; good < runs && tries < 2 * runs; ++tries) {
+    RunResult run = run_concurrent(clock, threads, iterations, cpus, iterations);
     if (run.disturbed || run.slowest <= 0) continue;
     ++good;
     best = std::max(best,
@@ -477,75 +482,140 @@ double concurrent_clock_hz(PeakKernel clock, int threads, uint64_t iterations,
   return best;
 }
 
-// Measures one kernel at 1..max_threads threads (see measure_instruction_peak).
-InstructionPeak measure_variant(PeakDtype dtype, const Variant& v, int max_threads,
-                                double seconds_per_point) {
+// One engine being measured: its kernel, calibration and the points filled in round by round.
+struct EngineRun {
+  Variant v;
   InstructionPeak peak;
-  peak.dtype = peak_dtype_name(dtype);
-  peak.engine = v.engine;
-  if (v.kernel == nullptr) {
-    peak.unsupported_reason = v.reason;
-    return peak;
-  }
-  peak.supported = true;
-  peak.isa = v.isa;
-  peak.ops_per_instruction = v.ops_per_instruction;
-  peak.instruction_bits = v.instruction_bits;
-  std::vector<int> cpus = allowed_cpus();
-  if (max_threads <= 0) max_threads = static_cast<int>(cpus.size());
+  double trips_per_s = 0;  // one thread's trips per second, updated from each good run
+  std::vector<int> good;   // undisturbed repetitions per thread count
+  std::vector<double> best_disturbed;
+};
 
+EngineRun start_engine(PeakDtype dtype, const Variant& v, int max_threads,
+                       const std::vector<int>& cpus) {
+  EngineRun e;
+  e.v = v;
+  e.peak.dtype = peak_dtype_name(dtype);
+  e.peak.engine = v.engine;
+  if (v.kernel == nullptr) {
+    e.peak.unsupported_reason = v.reason;
+    return e;
+  }
+  e.peak.supported = true;
+  e.peak.isa = v.isa;
+  e.peak.ops_per_instruction = v.ops_per_instruction;
+  e.peak.instruction_bits = v.instruction_bits;
   // Calibrate on one thread until a run lasts >= 2 ms; this also warms the vector units up
-  // (some Intel cores run wide vectors slower for their first ~10 us).
+  // (some Intel cores run wide vectors slower for their first ~10 us). CPU time, not wall
+  // time, so that a preempted calibration does not make the timed runs too short to notice
+  // the next preemption.
   uint64_t iterations = 1000;
-  // CPU time, not wall time, so that a preempted calibration does not make the timed runs
-  // too short to notice the next preemption.
   double t = run_concurrent(v.kernel, 1, iterations, cpus).busy;
   while (t < 2e-3) {
     iterations *= 4;
     t = run_concurrent(v.kernel, 1, iterations, cpus).busy;
   }
-  double trips_per_s = static_cast<double>(iterations) / t;
-  // Clock-kernel trips for ~2 ms per clock measurement (1 GHz assumed until measured).
-  const double hz_guess = measure_core_clock_hz(0.005);
-  const auto clock_trips = static_cast<uint64_t>(
-      std::max(1.0, 2e-3 * (hz_guess > 0 ? hz_guess : 1e9) / kClockChainCyclesPerIteration));
-
-  // A few repetitions per thread count, best kept: the fastest run is the one least
-  // disturbed by interrupts or (in VMs) steal time. A repetition in which another process
-  // preempted one of the threads is retried, up to as many extra times.
-  constexpr int kRepetitions = 3;
-  double per_rep = std::max(seconds_per_point / kRepetitions, 2e-3);
+  e.trips_per_s = static_cast<double>(iterations) / t;
   for (int threads = 1; threads <= max_threads; ++threads) {
     PeakPoint point;
     point.threads = threads;
-    double best_disturbed = 0;
-    int good = 0;
-    for (int tries = 0; good < kRepetitions && tries < 2 * kRepetitions; ++tries) {
-      auto trips = std::max<uint64_t>(1, static_cast<uint64_t>(trips_per_s * per_rep));
-      RunResult run = run_concurrent(v.kernel, threads, trips, cpus);
-      if (run.wall <= 0) continue;
-      double rate = static_cast<double>(trips) * threads * v.ops_per_iteration / run.wall;
-      if (run.disturbed) {
-        best_disturbed = std::max(best_disturbed, rate);
-        continue;
-      }
-      ++good;
-      // Per-thread rate can fall with more threads (SMT siblings): keep runs near per_rep.
-      trips_per_s = static_cast<double>(trips) / run.wall;
-      point.ops_per_s = std::max(point.ops_per_s, rate);
+    e.peak.by_threads.push_back(point);
+  }
+  e.good.assign(max_threads, 0);
+  e.best_disturbed.assign(max_threads, 0);
+  return e;
+}
+
+// One repetition of one engine at one thread count (retried once when another process
+// preempted a thread), followed at once by a clock measurement under the same engine's load
+// when it is the best so far: the best repetition keeps the clock measured beside it, since a
+// VM's host moves the core between clock states (the Xeon VM: 3.0, 3.4 and 3.7 GHz idle, 2.1
+// to 2.8 GHz under AMX, within a minute), and a clock taken at another moment could belong to
+// another state.
+void repeat_once(EngineRun& e, int threads, double per_rep, uint64_t clock_trips,
+                 const std::vector<int>& cpus) {
+  PeakPoint& point = e.peak.by_threads[threads - 1];
+  for (int tries = 0; tries < 2; ++tries) {
+    auto trips = std::max<uint64_t>(1, static_cast<uint64_t>(e.trips_per_s * per_rep));
+    // About a millisecond of warm-up, so the timed run starts in the engine's clock state.
+    auto warmup = std::max<uint64_t>(1, static_cast<uint64_t>(e.trips_per_s * 1e-3));
+    RunResult run = run_concurrent(e.v.kernel, threads, trips, cpus, warmup);
+    if (run.wall <= 0) continue;
+    double rate = static_cast<double>(trips) * threads * e.v.ops_per_iteration / run.wall;
+    if (run.disturbed) {
+      e.best_disturbed[threads - 1] = std::max(e.best_disturbed[threads - 1], rate);
+      continue;
     }
-    if (good == 0) {
-      point.ops_per_s = best_disturbed;
+    ++e.good[threads - 1];
+    // Per-thread rate can fall with more threads (SMT siblings): keep runs near per_rep.
+    e.trips_per_s = static_cast<double>(trips) / run.wall;
+    if (rate > point.ops_per_s) {
+      point.ops_per_s = rate;
+      if (clock_trips > 0)
+        point.clock_hz = concurrent_clock_hz(e.v.clock, threads, clock_trips, cpus, 1);
+    }
+    return;
+  }
+}
+
+void finish_engine(EngineRun& e, uint64_t clock_trips, const std::vector<int>& cpus) {
+  for (PeakPoint& point : e.peak.by_threads) {
+    const int i = point.threads - 1;
+    if (e.good[i] == 0) {
+      point.ops_per_s = e.best_disturbed[i];
       point.disturbed = true;
     }
-    if (hz_guess > 0) point.clock_hz = concurrent_clock_hz(v.clock, threads, clock_trips, cpus);
-    peak.by_threads.push_back(point);
-    if (point.ops_per_s > peak.best_ops_per_s) {
-      peak.best_ops_per_s = point.ops_per_s;
-      peak.best_threads = threads;
+    // No undisturbed clock run beside the best repetition: the best of a few afterwards.
+    if (clock_trips > 0 && point.clock_hz <= 0)
+      point.clock_hz = concurrent_clock_hz(e.v.clock, point.threads, clock_trips, cpus);
+    if (point.ops_per_s > e.peak.best_ops_per_s) {
+      e.peak.best_ops_per_s = point.ops_per_s;
+      e.peak.best_threads = point.threads;
     }
   }
-  return peak;
+}
+
+// Measures every engine at 1..max_threads threads in rounds: each round runs one repetition of
+// every engine at every thread count, and each point keeps its best round. A host's
+// disturbance (on a VM, another tenant on the sibling hyperthread halves the throughput of a
+// core with no trace inside the guest; seen on the Xeon VM for tens of milliseconds at a time)
+// then spoils one round of a point, not all of them, as repetitions back to back would.
+std::vector<InstructionPeak> measure_variants(const std::vector<std::pair<PeakDtype, Variant>>& vs,
+                                              int max_threads, double seconds_per_point) {
+  std::vector<int> cpus = allowed_cpus();
+  if (max_threads <= 0) max_threads = static_cast<int>(cpus.size());
+  std::vector<EngineRun> runs;
+  for (const auto& [dtype, v] : vs) runs.push_back(start_engine(dtype, v, max_threads, cpus));
+  // Clock-kernel trips for ~2 ms per clock measurement; 0 (no clock) when it cannot be read.
+  const double hz_guess = measure_core_clock_hz(0.005);
+  const uint64_t clock_trips =
+      hz_guess > 0 ? std::max<uint64_t>(
+                         1, static_cast<uint64_t>(2e-3 * hz_guess / kClockChainCyclesPerIteration))
+                   : 0;
+  constexpr int kRounds = 4;
+  const double per_rep = std::max(seconds_per_point / kRounds, 2e-3);
+  for (int round = 0; round < kRounds; ++round)
+    for (EngineRun& e : runs)
+      for (int threads = 1; e.peak.supported && threads <= max_threads; ++threads)
+        repeat_once(e, threads, per_rep, clock_trips, cpus);
+  std::vector<InstructionPeak> out;
+  for (EngineRun& e : runs) {
+    if (e.peak.supported) finish_engine(e, clock_trips, cpus);
+    out.push_back(std::move(e.peak));
+  }
+  return out;
+}
+
+// Only features the CPU really has: a wider one would die on an illegal instruction.
+CpuFeatures usable_features(const CpuFeatures& cpu) {
+  const CpuFeatures real = detect_cpu_features();
+  CpuFeatures usable = cpu;
+  for (auto member : {&CpuFeatures::sse2, &CpuFeatures::avx, &CpuFeatures::avx2, &CpuFeatures::fma,
+                      &CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512vl,
+                      &CpuFeatures::avx512_vnni, &CpuFeatures::avx512_bf16,
+                      &CpuFeatures::avx512_fp16, &CpuFeatures::avx_vnni})
+    usable.*member = cpu.*member && real.*member;
+  return usable;
 }
 
 }  // namespace
@@ -563,15 +633,23 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
 
 InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
                                          const CpuFeatures& cpu) {
-  // Only features the CPU really has: a wider one would die on an illegal instruction.
-  const CpuFeatures real = detect_cpu_features();
-  CpuFeatures usable = cpu;
-  for (auto member : {&CpuFeatures::sse2, &CpuFeatures::avx, &CpuFeatures::avx2, &CpuFeatures::fma,
-                      &CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512vl,
-                      &CpuFeatures::avx512_vnni, &CpuFeatures::avx512_bf16,
-                      &CpuFeatures::avx512_fp16, &CpuFeatures::avx_vnni})
-    usable.*member = cpu.*member && real.*member;
-  return measure_variant(dtype, select_variant(dtype, usable), max_threads, seconds_per_point);
+  return measure_variants({{dtype, select_variant(dtype, usable_features(cpu))}}, max_threads,
+                          seconds_per_point)
+      .front();
+}
+
+std::vector<InstructionPeak> measure_engine_peaks(const std::vector<PeakDtype>& dtypes,
+                                                  int max_threads, double seconds_per_point) {
+  const CpuFeatures cpu = detect_cpu_features();
+  std::vector<std::pair<PeakDtype, Variant>> vs;
+  for (PeakDtype dtype : dtypes) {
+    vs.emplace_back(dtype, select_variant(dtype, cpu));
+    // Only bf16 and int8 have tile instructions (AMX); where the CPU lacks them the matrix
+    // engine is listed unsupported with the reason, as the vector one would be.
+    if (dtype == PeakDtype::kBf16 || dtype == PeakDtype::kInt8)
+      vs.emplace_back(dtype, select_matrix_variant(dtype, cpu));
+  }
+  return measure_variants(vs, max_threads, seconds_per_point);
 }
 
 TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz) {
@@ -590,8 +668,9 @@ TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz) 
 }
 
 InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double seconds_per_point) {
-  return measure_variant(dtype, select_matrix_variant(dtype, detect_cpu_features()), max_threads,
-                         seconds_per_point);
+  return measure_variants({{dtype, select_matrix_variant(dtype, detect_cpu_features())}},
+                          max_threads, seconds_per_point)
+      .front();
 }
 
 }  // namespace plumb::platform

@@ -79,6 +79,13 @@ TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz =
 // unsupported with the reason where the CPU has no AMX for it or the kernel refuses the tiles.
 InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double seconds_per_point);
 
+// Every engine of every dtype in `dtypes` (the vector one, and for bf16 and int8 the matrix one,
+// supported or not), in that order, measured in rounds: each round runs one repetition of
+// every engine at every thread count and each point keeps its best round, so that a
+// disturbance lasting a while spoils one repetition of a point rather than all of them.
+std::vector<InstructionPeak> measure_engine_peaks(const std::vector<PeakDtype>& dtypes,
+                                                  int max_threads, double seconds_per_point);
+
 // The instruction measure_instruction_peak would use on this CPU, "" when unsupported, with
 // the reason in `reason`. Cheap (cpuid only): lets callers list dtypes without measuring.
 std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason = nullptr);

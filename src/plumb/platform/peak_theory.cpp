@@ -51,6 +51,17 @@ std::vector<double> valid_issue_rates(EngineKind engine, int instruction_bits) {
   return rates;
 }
 
+std::string above_theory_line(double measured_fraction, int threads, bool faster_than_any_engine) {
+  if (!(measured_fraction > 1 + kAboveTheoryTolerance)) return "";
+  return fmt::format(
+      "{} measured {:.0f}% of theory: {}",
+      threads == 1 ? "one thread" : fmt::format("{} threads", threads), 100 * measured_fraction,
+      faster_than_any_engine
+          ? "faster than any engine plumb knows, so the op count or the clock is wrong"
+          : "the core ran faster than the clock measured beside the kernel (a boost clock, or a "
+            "disturbed clock measurement)");
+}
+
 InferredTheory infer_theory(const TheoryInput& in) {
   InferredTheory out;
   out.table = in.table_description;
@@ -91,14 +102,9 @@ InferredTheory infer_theory(const TheoryInput& in) {
           "model",
           in.cpu_model_text, in.table_description, out.description));
   }
-  if (out.measured_fraction > 1 + kAboveTheoryTolerance) {
-    lines.push_back(fmt::format(
-        "measured {:.0f}% of theory: {}", 100 * out.measured_fraction,
-        out.measured_instructions_per_cycle > rates.back() * kRateSlack
-            ? "faster than any engine plumb knows, so the op count or the clock is wrong"
-            : "the core ran faster than the clock measured beside the kernel (a boost clock, or "
-              "a disturbed clock measurement)"));
-  }
+  const std::string above = above_theory_line(
+      out.measured_fraction, 1, out.measured_instructions_per_cycle > rates.back() * kRateSlack);
+  if (!above.empty()) lines.push_back(above);
   for (size_t i = 0; i < lines.size(); ++i) out.note += (i > 0 ? "; " : "") + lines[i];
   return out;
 }

@@ -62,6 +62,11 @@ struct InferredTheory {
 // The valid issue rates for an engine, ascending (instructions per cycle per core).
 std::vector<double> valid_issue_rates(EngineKind engine, int instruction_bits);
 
+// The line that explains a measurement more than kAboveTheoryTolerance above its theory ("" when
+// it is not): `threads` is the thread count of the point, and `faster_than_any_engine` says the
+// measured rate is beyond every valid issue rate (then the op count or the clock is wrong).
+std::string above_theory_line(double measured_fraction, int threads, bool faster_than_any_engine);
+
 InferredTheory infer_theory(const TheoryInput& input);
 
 // The table's instructions per cycle for a vector instruction of `instruction_bits` on `cpu`

@@ -107,49 +107,52 @@ double sum_of_first_row(const float* c) {
 
 // The two loops for one tile instruction, as a macro because the mnemonic is part of the
 // assembly text. Six accumulators (tmm0-5) cover the instruction's latency at its issue rate.
-#define PLUMB_TILE_KERNELS(NAME, MNEMONIC, OPERANDS)                                    \
-  void NAME##_peak(uint64_t iterations, volatile double* sink) {                        \
-    static const OPERANDS operands;                                                     \
-    alignas(64) float c[kTileRows * kTileRowBytes / 4];                                 \
-    configure_tiles(operands.a, operands.b);                                            \
-    if (iterations > 0)                                                                 \
-      __asm__ volatile(                                                                 \
-          "1:\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm0\n\t" MNEMONIC                      \
-          " %%tmm7, %%tmm6, %%tmm1\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm2\n\t" MNEMONIC \
-          " %%tmm7, %%tmm6, %%tmm3\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm4\n\t" MNEMONIC \
-          " %%tmm7, %%tmm6, %%tmm5\n\t"                                                 \
-          "dec %[n]\n\t"                                                                \
-          "jnz 1b\n\t"                                                                  \
-          : [n] "+r"(iterations)                                                        \
-          :                                                                             \
-          : "cc");                                                                      \
-    store_first_accumulator_and_release(c);                                             \
-    *sink = sum_of_first_row(c);                                                        \
-  }                                                                                     \
-  /* 2 x 50 dependent adds: kClockChainCyclesPerIteration (100) cycles per trip. */     \
-  void NAME##_clock(uint64_t iterations, volatile double* sink) {                       \
-    static const OPERANDS operands;                                                     \
-    alignas(64) float c[kTileRows * kTileRowBytes / 4];                                 \
-    uint64_t acc = 0, one = 1;                                                          \
-    configure_tiles(operands.a, operands.b);                                            \
-    if (iterations > 0)                                                                 \
-      __asm__ volatile(                                                                 \
-          "1:\n\t"                                                                      \
-          ".rept 50\n\t"                                                                \
-          "add %[one], %[acc]\n\t"                                                      \
-          ".endr\n\t" MNEMONIC                                                          \
-          " %%tmm7, %%tmm6, %%tmm0\n\t"                                                 \
-          ".rept 50\n\t"                                                                \
-          "add %[one], %[acc]\n\t"                                                      \
-          ".endr\n\t" MNEMONIC                                                          \
-          " %%tmm7, %%tmm6, %%tmm1\n\t"                                                 \
-          "dec %[n]\n\t"                                                                \
-          "jnz 1b\n\t"                                                                  \
-          : [acc] "+r"(acc), [n] "+r"(iterations)                                       \
-          : [one] "r"(one)                                                              \
-          : "cc");                                                                      \
-    store_first_accumulator_and_release(c);                                             \
-    *sink = sum_of_first_row(c) + static_cast<double>(acc);                             \
+#define PLUMB_TILE_KERNELS(NAME, MNEMONIC, OPERANDS)                                       \
+  void NAME##_peak(uint64_t iterations, volatile double* sink) {                           \
+    static const OPERANDS operands;                                                        \
+    alignas(64) float c[kTileRows * kTileRowBytes / 4];                                    \
+    configure_tiles(operands.a, operands.b);                                               \
+    if (iterations > 0)                                                                    \
+      __asm__ volatile(                                                                    \
+          "1:\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm0\n\t" MNEMONIC                         \
+          " %%tmm7, %%tmm6, %%tmm1\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm2\n\t" MNEMONIC    \
+          " %%tmm7, %%tmm6, %%tmm3\n\t" MNEMONIC " %%tmm7, %%tmm6, %%tmm4\n\t" MNEMONIC    \
+          " %%tmm7, %%tmm6, %%tmm5\n\t"                                                    \
+          "dec %[n]\n\t"                                                                   \
+          "jnz 1b\n\t"                                                                     \
+          : [n] "+r"(iterations)                                                           \
+          :                                                                                \
+          : "cc");                                                                         \
+    store_first_accumulator_and_release(c);                                                \
+    *sink = sum_of_first_row(c);                                                           \
+  }                                                                                        \
+  /* 5 x (20 dependent adds, then a tile product): kClockChainCyclesPerIteration (100)  */ \
+  /* cycles per trip, one tile instruction per 20 cycles (the engine issues one per 16, */ \
+  /* so the adds set the pace). Dense enough that the core drops to its AMX clock: on   */ \
+  /* the Xeon VM the add chain ran at 2.4 GHz with a tile product every 16-24 cycles,   */ \
+  /* 2.7-2.9 GHz with one every 50 and 3.0-3.4 GHz with none (docs/ceilings.md).        */ \
+  void NAME##_clock(uint64_t iterations, volatile double* sink) {                          \
+    static_assert(kClockChainCyclesPerIteration == 100, "5 blocks of 20 adds");            \
+    static const OPERANDS operands;                                                        \
+    alignas(64) float c[kTileRows * kTileRowBytes / 4];                                    \
+    uint64_t acc = 0, one = 1;                                                             \
+    configure_tiles(operands.a, operands.b);                                               \
+    if (iterations > 0)                                                                    \
+      __asm__ volatile(                                                                    \
+          "1:\n\t"                                                                         \
+          ".irp r,0,1,2,3,4\n\t"                                                           \
+          ".rept 20\n\t"                                                                   \
+          "add %[one], %[acc]\n\t"                                                         \
+          ".endr\n\t" MNEMONIC                                                             \
+          " %%tmm7, %%tmm6, %%tmm\\r\n\t"                                                  \
+          ".endr\n\t"                                                                      \
+          "dec %[n]\n\t"                                                                   \
+          "jnz 1b\n\t"                                                                     \
+          : [acc] "+r"(acc), [n] "+r"(iterations)                                          \
+          : [one] "r"(one)                                                                 \
+          : "cc");                                                                         \
+    store_first_accumulator_and_release(c);                                                \
+    *sink = sum_of_first_row(c) + static_cast<double>(acc);                                \
   }
 
 PLUMB_TILE_KERNELS(bf16_tile, "tdpbf16ps", Bf16Operands)

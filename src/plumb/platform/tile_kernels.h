@@ -38,7 +38,7 @@ bool amx_usable(const CpuFeatures& cpu, PeakDtype dtype, std::string* reason);
 double tile_ops_per_instruction(PeakDtype dtype);
 
 // The peak kernel (six independent accumulator tiles, sources in two more) and the clock
-// kernel (a dependent chain of register adds with a tile product every 50 of them, so the
+// kernel (a dependent chain of register adds with a tile product every 20 of them, so the
 // core runs at the clock it has while the matrix engine is busy and the adds set the pace:
 // kClockChainCyclesPerIteration cycles per trip). nullptr for dtypes without an AMX kernel.
 // Only call them after amx_usable() said true.
