@@ -527,15 +527,17 @@ EngineRun start_engine(PeakDtype dtype, const Variant& v, int max_threads,
 }
 
 // One repetition of one engine at one thread count (retried once when another process
-// preempted a thread), followed at once by a clock measurement under the same engine's load
-// when it is the best so far: the best repetition keeps the clock measured beside it, since a
+// preempted a thread), bracketed by clock measurements under the same engine's load: the best
+// repetition keeps the higher of the clocks measured just before and just after it, since a
 // VM's host moves the core between clock states (the Xeon VM: 3.0, 3.4 and 3.7 GHz idle, 2.1
-// to 2.8 GHz under AMX, within a minute), and a clock taken at another moment could belong to
-// another state.
+// to 2.8 GHz under AMX, within a minute) and a clock taken at another moment could belong to
+// another state; the higher of the two covers a change of state during the repetition.
 void repeat_once(EngineRun& e, int threads, double per_rep, uint64_t clock_trips,
                  const std::vector<int>& cpus) {
   PeakPoint& point = e.peak.by_threads[threads - 1];
   for (int tries = 0; tries < 2; ++tries) {
+    const double clock_before =
+        clock_trips > 0 ? concurrent_clock_hz(e.v.clock, threads, clock_trips, cpus, 1) : 0;
     auto trips = std::max<uint64_t>(1, static_cast<uint64_t>(e.trips_per_s * per_rep));
     // About a millisecond of warm-up, so the timed run starts in the engine's clock state.
     auto warmup = std::max<uint64_t>(1, static_cast<uint64_t>(e.trips_per_s * 1e-3));
@@ -552,7 +554,8 @@ void repeat_once(EngineRun& e, int threads, double per_rep, uint64_t clock_trips
     if (rate > point.ops_per_s) {
       point.ops_per_s = rate;
       if (clock_trips > 0)
-        point.clock_hz = concurrent_clock_hz(e.v.clock, threads, clock_trips, cpus, 1);
+        point.clock_hz =
+            std::max(clock_before, concurrent_clock_hz(e.v.clock, threads, clock_trips, cpus, 1));
     }
     return;
   }
@@ -594,10 +597,10 @@ std::vector<InstructionPeak> measure_variants(const std::vector<std::pair<PeakDt
                    : 0;
   constexpr int kRounds = 4;
   const double per_rep = std::max(seconds_per_point / kRounds, 2e-3);
-  for (int round = 0; round < kRounds; ++round)
-    for (EngineRun& e : runs)
-      for (int threads = 1; e.peak.supported && threads <= max_threads; ++threads)
-        repeat_once(e, threads, per_rep, clock_trips, cpus);
+  for (int threads = 1; threads <= max_threads; ++threads)
+    for (int round = 0; round < kRounds; ++round)
+      for (EngineRun& e : runs)
+        if (e.peak.supported) repeat_once(e, threads, per_rep, clock_trips, cpus);
   std::vector<InstructionPeak> out;
   for (EngineRun& e : runs) {
     if (e.peak.supported) finish_engine(e, clock_trips, cpus);
