@@ -303,7 +303,8 @@ TEST(PlatformKernels, PreemptedRunsAreFlagged) {
     }
   });
   while (started == 0) std::this_thread::yield();
-  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.03);
+  // 10 ms repetitions (four rounds of 0.04 s): longer than a scheduler time slice.
+  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.04);
   BwSweepOptions opt;
   opt.working_sets = {16 * kKiB};
   opt.threads = {1};
