@@ -95,6 +95,27 @@ TEST(PeakTheory, MaskedModelIsOverruledByMeasurementAndSaidSo) {
   EXPECT_LE(t.measured_fraction, 1.0);
 }
 
+TEST(PeakTheory, SlowerThanTheTableAlsoNamesASharedCore) {
+  // The table's AMX core retires a tile product every 16 cycles; a core shared with another
+  // tenant's tiles was measured at one per 32 (the Xeon VM, in a busy minute).
+  TheoryInput in;
+  in.engine = EngineKind::kMatrix;
+  in.dtype = "bf16";
+  in.instruction = "amx tdpbf16ps";
+  in.ops_per_instruction = 16384;
+  in.clock_hz = 2.4e9;
+  in.measured_ops_per_s = 16384 / 30.0 * 2.4e9;
+  in.table_instructions_per_cycle = 1.0 / 16;
+  in.table_description = "emeraldrapids: AMX, 1 tile instruction per 16 cycles";
+  in.cpu_model_text = "0xCF";
+  const InferredTheory t = infer_theory(in);
+  EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 1.0 / 32);
+  EXPECT_NE(t.note.find("measured throughput shows 1 tile instruction per 32 cycles; the core "
+                        "may have been shared while it ran"),
+            std::string::npos)
+      << t.note;
+}
+
 TEST(PeakTheory, UnknownModelIsInferredAndSaidSo) {
   const InferredTheory t = infer_theory(zmm_fma(1.95, 0, ""));
   EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 2);
@@ -126,6 +147,18 @@ TEST(PeakTheory, AnyThreadCountAboveTheoryIsNamedInItsLine) {
   EXPECT_NE(two.find("faster than the clock measured beside the kernel"), std::string::npos);
   EXPECT_NE(above_theory_line(2.5, 4, true).find("op count or the clock is wrong"),
             std::string::npos);
+}
+
+TEST(PeakTheory, AThreadCountFarBelowOneThreadsEfficiencyIsExplained) {
+  // Seen on the Xeon VM: two threads of the AMX kernel at 54% of theory, one thread at 100%.
+  const std::string line = shared_core_line(0.54, 1.0, 2);
+  EXPECT_NE(line.find("2 threads reached 54% of theory against one thread's 100%"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("sibling hyperthread"), std::string::npos);
+  // Ordinary spread between thread counts says nothing.
+  EXPECT_EQ(shared_core_line(0.91, 1.0, 2), "");
+  EXPECT_EQ(shared_core_line(0.5, 0.0, 2), "");
 }
 
 TEST(PeakTheory, OtherVectorInstructionsAreInferredOnTheirOwn) {

@@ -62,6 +62,16 @@ std::string above_theory_line(double measured_fraction, int threads, bool faster
             "disturbed clock measurement)");
 }
 
+std::string shared_core_line(double fraction, double one_thread_fraction, int threads) {
+  if (!(one_thread_fraction > 0) || !(fraction < kSharedCoreRatio * one_thread_fraction)) return "";
+  return fmt::format(
+      "{} threads reached {:.0f}% of theory against one thread's {:.0f}%: the cores were not "
+      "all this machine's while they ran (another tenant on a sibling hyperthread, or virtual "
+      "CPUs placed on one core's hyperthreads); the figure is what the threads got, not the "
+      "engines' peak",
+      threads, 100 * fraction, 100 * one_thread_fraction);
+}
+
 InferredTheory infer_theory(const TheoryInput& in) {
   InferredTheory out;
   out.table = in.table_description;
@@ -98,9 +108,14 @@ InferredTheory infer_theory(const TheoryInput& in) {
           in.table_description));
     else
       lines.push_back(fmt::format(
-          "CPU reports model {} ({}); measured throughput shows {}; the hypervisor may mask the "
-          "model",
-          in.cpu_model_text, in.table_description, out.description));
+          "CPU reports model {} ({}); measured throughput shows {}; {}", in.cpu_model_text,
+          in.table_description, out.description,
+          // Faster than the table: only a wrong model explains it. Slower: the core may also
+          // have been shared with work the guest cannot see (a VM's sibling hyperthread).
+          out.instructions_per_cycle > in.table_instructions_per_cycle
+              ? "the hypervisor may mask the model"
+              : "the core may have been shared while it ran (another tenant on its sibling "
+                "hyperthread), or the hypervisor may mask the model"));
   }
   const std::string above = above_theory_line(
       out.measured_fraction, 1, out.measured_instructions_per_cycle > rates.back() * kRateSlack);

@@ -67,6 +67,12 @@ std::vector<double> valid_issue_rates(EngineKind engine, int instruction_bits);
 // measured rate is beyond every valid issue rate (then the op count or the clock is wrong).
 std::string above_theory_line(double measured_fraction, int threads, bool faster_than_any_engine);
 
+// A register-resident kernel on N distinct cores runs each core as fast as one thread does:
+// a point below kSharedCoreRatio of the one-thread fraction of theory lost part of its cores
+// to something the guest cannot see. The line that says so ("" when it did not).
+inline constexpr double kSharedCoreRatio = 0.8;
+std::string shared_core_line(double fraction, double one_thread_fraction, int threads);
+
 InferredTheory infer_theory(const TheoryInput& input);
 
 // The table's instructions per cycle for a vector instruction of `instruction_bits` on `cpu`
