@@ -589,11 +589,12 @@ std::vector<InstructionPeak> measure_variants(const std::vector<std::pair<PeakDt
   if (max_threads <= 0) max_threads = static_cast<int>(cpus.size());
   std::vector<EngineRun> runs;
   for (const auto& [dtype, v] : vs) runs.push_back(start_engine(dtype, v, max_threads, cpus));
-  // Clock-kernel trips for ~2 ms per clock measurement; 0 (no clock) when it cannot be read.
+  // Clock-kernel trips for ~1 ms per clock measurement (after as many warm-up trips); 0 (no clock)
+  // when it cannot be read.
   const double hz_guess = measure_core_clock_hz(0.005);
   const uint64_t clock_trips =
       hz_guess > 0 ? std::max<uint64_t>(
-                         1, static_cast<uint64_t>(2e-3 * hz_guess / kClockChainCyclesPerIteration))
+                         1, static_cast<uint64_t>(1e-3 * hz_guess / kClockChainCyclesPerIteration))
                    : 0;
   constexpr int kRounds = 4;
   const double per_rep = std::max(seconds_per_point / kRounds, 2e-3);
