@@ -35,6 +35,22 @@ TheoryInput zmm_fma(double per_cycle, double table_rate, const std::string& tabl
   return in;
 }
 
+// One thread of AMX bf16 tile products measured at one per `cycles_per_instruction` cycles at
+// 2 GHz, on a core the table gives one per 16.
+TheoryInput amx_bf16(double cycles_per_instruction) {
+  TheoryInput in;
+  in.engine = EngineKind::kMatrix;
+  in.dtype = "bf16";
+  in.instruction = "amx tdpbf16ps";
+  in.ops_per_instruction = tile_ops_per_instruction(PeakDtype::kBf16);
+  in.clock_hz = 2e9;
+  in.measured_ops_per_s = in.ops_per_instruction / cycles_per_instruction * 2e9;
+  in.table_instructions_per_cycle = 1.0 / 16;
+  in.table_description = "sapphirerapids: AMX, 1 tile instruction per 16 cycles";
+  in.cpu_model_text = "0x8F";
+  return in;
+}
+
 TEST(PeakTheory, OneUnitOf512Bits) {
   // Rocket Lake as it is: one 512-bit FMA unit, measured at 97% of it.
   const InferredTheory t = infer_theory(zmm_fma(0.97, 1, "rocketlake: 1x512 FMA"));
@@ -98,17 +114,7 @@ TEST(PeakTheory, MaskedModelIsOverruledByMeasurementAndSaidSo) {
 TEST(PeakTheory, SlowerThanTheTableAlsoNamesASharedCore) {
   // The table's AMX core retires a tile product every 16 cycles; a core shared with another
   // tenant's tiles was measured at one per 32 (the Xeon VM, in a busy minute).
-  TheoryInput in;
-  in.engine = EngineKind::kMatrix;
-  in.dtype = "bf16";
-  in.instruction = "amx tdpbf16ps";
-  in.ops_per_instruction = 16384;
-  in.clock_hz = 2.4e9;
-  in.measured_ops_per_s = 16384 / 30.0 * 2.4e9;
-  in.table_instructions_per_cycle = 1.0 / 16;
-  in.table_description = "emeraldrapids: AMX, 1 tile instruction per 16 cycles";
-  in.cpu_model_text = "0xCF";
-  const InferredTheory t = infer_theory(in);
+  const InferredTheory t = infer_theory(amx_bf16(30));
   EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 1.0 / 32);
   EXPECT_NE(t.note.find("measured throughput shows 1 tile instruction per 32 cycles; the core "
                         "may have been shared while it ran"),
@@ -178,16 +184,7 @@ TEST(PeakTheory, OtherVectorInstructionsAreInferredOnTheirOwn) {
 }
 
 TEST(PeakTheory, MatrixEngineRatesArePowersOfTwoCycles) {
-  TheoryInput in;
-  in.engine = EngineKind::kMatrix;
-  in.dtype = "bf16";
-  in.instruction = "amx tdpbf16ps";
-  in.ops_per_instruction = tile_ops_per_instruction(PeakDtype::kBf16);
-  in.clock_hz = 2e9;
-  in.measured_ops_per_s = 0.9 / 16 * in.ops_per_instruction * 2e9;  // 90% of 1 per 16 cycles
-  in.table_instructions_per_cycle = 1.0 / 16;
-  in.table_description = "sapphirerapids: AMX, 1 tile instruction per 16 cycles";
-  const InferredTheory t = infer_theory(in);
+  const InferredTheory t = infer_theory(amx_bf16(16 / 0.9));  // 90% of 1 per 16 cycles
   EXPECT_DOUBLE_EQ(t.instructions_per_cycle, 1.0 / 16);
   EXPECT_DOUBLE_EQ(t.ops_per_core_cycle, 1024);  // bf16: 1024 FLOPs per cycle per core
   EXPECT_EQ(t.description, "1 tile instruction per 16 cycles");
