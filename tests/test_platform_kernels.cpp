@@ -303,13 +303,14 @@ TEST(PlatformKernels, PreemptedRunsAreFlagged) {
     }
   });
   while (started == 0) std::this_thread::yield();
-  // 10 ms repetitions (four rounds of 0.04 s): longer than a scheduler time slice.
-  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.04);
+  // 30 ms repetitions (four rounds of 0.12 s): many scheduler time slices each, so none can
+  // run whole between two of the hog's (10 ms ones failed about one run in twenty here).
+  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.12);
   BwSweepOptions opt;
   opt.working_sets = {16 * kKiB};
   opt.threads = {1};
   opt.kernels = {BwKernel::kRead};
-  opt.seconds_per_point = 0.04;  // 10 ms repetitions: longer than a scheduler time slice
+  opt.seconds_per_point = 0.12;  // 30 ms repetitions (four shares of 0.12 s), as above
   std::vector<BwPoint> bw = sweep_bandwidth(opt);
   stop = true;
   hog.join();
