@@ -124,7 +124,7 @@ TEST_F(Cli, InterruptedProbeStoresNothing) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Kill it once it is measuring (its first long phase: the thorough GEMM peaks, ~20 s here).
+  // Kill it once it is measuring (its first long phase: the thorough GEMM peaks).
   for (int i = 0; i < 300 && slurp(dir_ / "probe.err").find("GEMM peaks") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(kill(child, SIGINT), 0);
