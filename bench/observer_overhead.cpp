@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
           calls_per_step = 0;
           for (const auto& op : observer.aggregate(steps)) calls_per_step += op.calls;
           observer.clear();  // keep its tables from growing across rounds
+        },
+        [&](bool tracked) {
+          if (tracked) observer.begin_step();
         });
     NullCallback null_callback;
     framework = plumb::bench::alternate(
@@ -138,7 +141,7 @@ int main(int argc, char** argv) {
           build_s += static_cast<double>(plumb::steady_now_ns() - start) * 1e-9;
           ++builds;
         },
-        [&] { observer.clear(); });
+        [&] { observer.clear(); }, [&](bool) { observer.begin_step(); });
     observer.detach();
   });
   if (r.status != plumb::run::RunStatus::kOk) {

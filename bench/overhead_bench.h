@@ -52,11 +52,13 @@ struct RoundTimes {
 };
 
 // `switch_on` / `switch_off` bracket the tracked half of each round; `after_round` runs after
-// both halves (e.g. to read and clear what the tracking collected).
+// both halves (e.g. to read and clear what the tracking collected); `before_step(tracked)`
+// before each step (as plumb profile tells its observer that a step begins).
 inline RoundTimes alternate(run::StepLoop& loop, int rounds, int steps,
                             const std::function<void()>& switch_on,
                             const std::function<void()>& switch_off,
-                            const std::function<void()>& after_round = {}) {
+                            const std::function<void()>& after_round = {},
+                            const std::function<void(bool)>& before_step = {}) {
   RoundTimes t;
   for (int round = 0; round < rounds; ++round) {
     double t_plain = 0, t_tracked = 0;
@@ -64,7 +66,10 @@ inline RoundTimes alternate(run::StepLoop& loop, int rounds, int steps,
       const bool track = (half == 0) == (round % 2 == 1);
       if (track) switch_on();
       double sum = 0;
-      for (int i = 0; i < steps; ++i) sum += loop.step();
+      for (int i = 0; i < steps; ++i) {
+        if (before_step) before_step(track);
+        sum += loop.step();
+      }
       if (track) switch_off();
       (track ? t_tracked : t_plain) = sum / steps;
     }

@@ -129,6 +129,46 @@ TEST(OpObserver, KernelWithSmallInternalOpsKeepsItsCost) {
   EXPECT_GE(bag->bytes_read, static_cast<double>(bags * per_bag * dim * 4));
 }
 
+// plumb profile boxes operators' outputs only while a group's cost needs them: from the second
+// step on, a group first met without outputs gets them on the next step. The costs, calls and
+// layers come out as an observer that boxed every output all along records them.
+TEST(OpObserver, OutputsAreBoxedOnlyWhileAGroupNeedsThem) {
+  const auto a = torch::randn({8, 16}), b = torch::randn({16, 4});
+  auto step = [&](bool with_max) {
+    torch::mm(a, b);
+    if (with_max) torch::max(a, 1);  // values and indices: its bytes come from the outputs
+  };
+  profile::OpObserver reference;
+  reference.attach();
+  step(false);
+  step(true);
+  step(true);
+  reference.detach();
+
+  profile::OpObserver observer;
+  observer.attach();
+  std::vector<bool> requested;
+  for (bool with_max : {false, true, true, true}) {
+    observer.begin_step();
+    EXPECT_TRUE(observer.layer_of_sequence().empty());
+    requested.push_back(observer.outputs_requested());
+    step(with_max);
+  }
+  observer.detach();
+  // Step 1 meets every group; step 2 meets max without outputs, so step 3 asks again.
+  EXPECT_EQ(requested, (std::vector<bool>{true, false, true, false}));
+  const auto want = reference.aggregate(1), got = observer.aggregate(1);
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& w : want) {
+    const auto* g = find_op(got, w.name, w.scope);
+    ASSERT_NE(g, nullptr) << w.name;
+    EXPECT_EQ(g->kind, w.kind) << w.name;
+    EXPECT_DOUBLE_EQ(g->flops / g->calls, w.flops / w.calls) << w.name;
+    EXPECT_DOUBLE_EQ(g->bytes_read / g->calls, w.bytes_read / w.calls) << w.name;
+    EXPECT_DOUBLE_EQ(g->bytes_written / g->calls, w.bytes_written / w.calls) << w.name;
+  }
+}
+
 TEST(OpObserver, DetachedObserverRecordsNothing) {
   profile::OpObserver observer;
   observer.attach();

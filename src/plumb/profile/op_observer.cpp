@@ -169,13 +169,17 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   std::lock_guard<std::mutex> lock(g_mutex);
   auto& totals = *frame.totals;
   if (!totals.cost_known) {
-    // Outputs, unlike inputs, are readable at the end; the cost needs both.
-    for (const auto& out : fn.outputs()) {
-      ArgMeta meta = describe_value(out);
-      for (auto& t : meta.tensors) totals.call.outputs.push_back(std::move(t));
+    if (obs->outputs_requested()) {
+      // Outputs, unlike inputs, are readable at the end; the cost needs both.
+      for (const auto& out : fn.outputs()) {
+        ArgMeta meta = describe_value(out);
+        for (auto& t : meta.tensors) totals.call.outputs.push_back(std::move(t));
+      }
+      totals.cost = cost_of(totals.call);
+      totals.cost_known = true;
+    } else {
+      obs->note_outputs_missed();
     }
-    totals.cost = cost_of(totals.call);
-    totals.cost_known = true;
   }
   // Kernels call small operators inside themselves (allocations, views, a bag-size
   // subtraction, sometimes a copy), so "has children" does not mean "its work is counted
@@ -247,16 +251,38 @@ OpObserver::~OpObserver() {
   detach();
 }
 
+void OpObserver::register_callback(bool outputs) {
+  if (handle_ != 0) at::removeCallback(handle_);
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_start, &on_end)
+          .needsInputs(true)
+          .needsOutputs(outputs)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                   at::RecordScope::USER_SCOPE}));
+  outputs_requested_ = outputs;
+}
+
 void OpObserver::attach() {
   PLUMB_ASSERT(g_attached == nullptr, "an OpObserver is already attached");
   g_attached = this;
   t_stack.clear();
-  handle_ = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                   at::RecordScope::USER_SCOPE}));
+  outputs_missed_ = false;
+  first_step_ = true;
+  register_callback(true);
+}
+
+void OpObserver::begin_step() {
+  PLUMB_ASSERT(handle_ != 0, "begin_step on a detached OpObserver");
+  bool outputs;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    layer_of_sequence_.clear();
+    // The first step after attaching meets every group for the first time.
+    outputs = first_step_ || capturing_ || outputs_missed_;
+    outputs_missed_ = false;
+    first_step_ = false;
+  }
+  if (outputs != outputs_requested_) register_callback(outputs);
 }
 
 void OpObserver::detach() {
@@ -303,7 +329,8 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
     if (t.composite) {
       s.kind = kComposite;
     } else {
-      const OpCost& cost = t.cost;
+      // A group first met on the last step without outputs is costed from its inputs alone.
+      const OpCost cost = t.cost_known ? t.cost : cost_of(t.call);
       s.kind = cost.costed ? kCosted : kUncosted;
       const double n = static_cast<double>(t.calls) * per;
       s.flops = cost.flops * n;

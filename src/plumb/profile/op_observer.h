@@ -33,6 +33,16 @@ class OpObserver {
   // Attach to / detach from the current thread. Only one observer may be attached at a time.
   void attach();
   void detach();
+  // Call before each observed step (a forward, its backward and the update). Empties the
+  // sequence map (a step's backward nodes refer to its own forward operators only, and the map
+  // gains an entry per forward operator) and asks LibTorch to box operators' outputs only when
+  // they are needed: on the first step, on a graph-capture step, and after a step that met an
+  // operator group whose cost needs them. Boxing every output of every call was a large part
+  // of the observer's cost on models of many small operators.
+  void begin_step();
+  bool outputs_requested() const { return outputs_requested_; }
+  // A group was first met on a step without outputs: its cost waits for the next step.
+  void note_outputs_missed() { outputs_missed_ = true; }
 
   // Aggregated statistics of everything observed, divided by `steps`, with costs from the
   // cost model and categories. Does not clear.
@@ -116,6 +126,10 @@ class OpObserver {
   bool capturing_ = false;
   std::vector<CallRecord> graph_calls_;
   at::CallbackHandle handle_ = 0;
+  bool outputs_requested_ = false;
+  bool outputs_missed_ = false;
+  bool first_step_ = true;
+  void register_callback(bool outputs);
 };
 
 }  // namespace plumb::profile

@@ -106,6 +106,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
         const bool captured = graph && i == 0;
         if (traced) observer.record_events(true);
         if (captured) observer.capture_graph(true);
+        observer.begin_step();
         const int64_t start_ns = steady_now_ns();
         p.profiled_s.push_back(loop.step());
         kill_point("profile");
