@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
 
 namespace plumb::testing {
 
@@ -53,6 +55,16 @@ class Cli : public ::testing::Test {
   }
 
   std::string db() const { return (dir_ / "plumb.db").string(); }
+
+  // Runs `plumb ARGS --json --db DB`, which must exit 0, and returns the document it printed
+  // (a failure throws with plumb's stderr, which fails the test).
+  nlohmann::json plumb_json(const std::string& args) {
+    const Result r = plumb(args + " --json --db " + db());
+    if (r.code != 0)
+      throw std::runtime_error("plumb " + args + " exited " + std::to_string(r.code) + ": " +
+                               r.err);
+    return nlohmann::json::parse(r.out);
+  }
 
   // A fast autoenc run (tiny MLP) so CLI tests take seconds.
   static std::string quick_run_args() {

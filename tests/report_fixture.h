@@ -64,20 +64,9 @@ inline run::RunResult report_run(double step_s, double units, const std::string&
 inline profile::OpStat report_op(const std::string& name, const std::string& category,
                                  const std::string& layer, const std::string& scope, double self_s,
                                  double flops, double bytes) {
-  profile::OpStat op;
-  op.name = name;
-  op.scope = scope;
-  op.layer = layer;
-  op.category = category;
-  op.kind = profile::kCosted;
-  op.signature = "fixture";
-  op.calls = 1;
-  op.self_s = self_s;
-  op.inclusive_s = self_s;
-  op.flops = flops;
-  op.bytes_read = bytes * 0.75;
-  op.bytes_written = bytes * 0.25;
-  return op;
+  // OpStat's fields in order; three quarters of the bytes read, a quarter written.
+  return {name,   scope,  layer, category, profile::kCosted, "fixture",   1,
+          self_s, self_s, flops, 0,        bytes * 0.75,     bytes * 0.25};
 }
 
 // A profile whose time splits between GEMM-like and elementwise work as `gemm_share` says;

@@ -20,19 +20,9 @@ using profile::StepProfile;
 OpStat op(const std::string& name, const std::string& scope, const std::string& layer,
           const std::string& category, const std::string& kind, double calls, double self_s,
           double flops = 0, double bytes_read = 0, double bytes_written = 0) {
-  OpStat s;
-  s.name = name;
-  s.scope = scope;
-  s.layer = layer;
-  s.category = category;
-  s.kind = kind;
-  s.calls = calls;
-  s.self_s = self_s;
-  s.inclusive_s = self_s;
-  s.flops = flops;
-  s.bytes_read = bytes_read;
-  s.bytes_written = bytes_written;
-  return s;
+  // OpStat's fields in order; inclusive time equals self time here.
+  return {name,   scope,  layer, category, kind,       "",           calls,
+          self_s, self_s, flops, 0,        bytes_read, bytes_written};
 }
 
 // 10 s step, 9.5 s in operators: forward and backward convolution, a matmul, two uncosted
@@ -67,6 +57,14 @@ const BreakdownRow& row_named(const Breakdown& b, const std::string& name) {
   return kMissing;
 }
 
+// A row's time, calls, FLOPs and bytes per step.
+void expect_row(const BreakdownRow& row, double time_s, double calls, double flops, double bytes) {
+  EXPECT_DOUBLE_EQ(row.time_s, time_s) << row.name;
+  EXPECT_DOUBLE_EQ(row.calls, calls) << row.name;
+  EXPECT_DOUBLE_EQ(row.flops, flops) << row.name;
+  EXPECT_DOUBLE_EQ(row.bytes, bytes) << row.name;
+}
+
 void expect_shares_and_overhead_sum_to_one(const Breakdown& b) {
   double sum = b.overhead_s / b.step_s;
   for (const BreakdownRow& row : b.rows) sum += row.time_share;
@@ -98,15 +96,8 @@ TEST(Breakdown, OpViewKeepsBackwardRowsApart) {
   EXPECT_EQ(row_names(b), (std::vector<std::string>{
                               "aten::conv", "aten::conv (backward)", "aten::addmm", "aten::weird",
                               "ConvolutionBackward0 (backward)", "aten::weird2 (backward)"}));
-  const BreakdownRow& fwd = row_named(b, "aten::conv");
-  EXPECT_DOUBLE_EQ(fwd.time_s, 4.0);
-  EXPECT_DOUBLE_EQ(fwd.calls, 2);
-  EXPECT_DOUBLE_EQ(fwd.flops, 8e9);
-  EXPECT_DOUBLE_EQ(fwd.bytes, 2e9);
-  const BreakdownRow& bwd = row_named(b, "aten::conv (backward)");
-  EXPECT_DOUBLE_EQ(bwd.time_s, 2.0);
-  EXPECT_DOUBLE_EQ(bwd.flops, 4e9);
-  EXPECT_DOUBLE_EQ(bwd.bytes, 1e9);
+  expect_row(row_named(b, "aten::conv"), 4.0, 2, 8e9, 2e9);
+  expect_row(row_named(b, "aten::conv (backward)"), 2.0, 2, 4e9, 1e9);
   EXPECT_DOUBLE_EQ(row_named(b, "aten::weird").uncosted_time_s, 1.0);
   EXPECT_DOUBLE_EQ(row_named(b, "aten::conv").uncosted_time_s, 0.0);
 }
@@ -127,16 +118,11 @@ TEST(Breakdown, CategoryViewPutsUncostedLeavesInTheirOwnRow) {
   const Breakdown b = breakdown(sample_profile(), GroupBy::kCategory);
   // "Other" and "Elementwise" held only uncosted leaves, so they have no rows of their own.
   EXPECT_EQ(row_names(b), (std::vector<std::string>{"Conv", "MatMul", "uncosted"}));
-  const BreakdownRow& conv = row_named(b, "Conv");
-  EXPECT_DOUBLE_EQ(conv.time_s, 6.5);  // forward + backward + composite self time
-  EXPECT_DOUBLE_EQ(conv.calls, 6);
-  EXPECT_DOUBLE_EQ(conv.flops, 12e9);
-  EXPECT_DOUBLE_EQ(conv.bytes, 3e9);
-  EXPECT_DOUBLE_EQ(conv.time_share, 0.65);
-  const BreakdownRow& uncosted = row_named(b, "uncosted");
-  EXPECT_DOUBLE_EQ(uncosted.time_s, 1.5);
-  EXPECT_DOUBLE_EQ(uncosted.calls, 4);
-  EXPECT_DOUBLE_EQ(uncosted.uncosted_time_s, 1.5);
+  // Conv: forward + backward + composite self time.
+  expect_row(row_named(b, "Conv"), 6.5, 6, 12e9, 3e9);
+  EXPECT_DOUBLE_EQ(row_named(b, "Conv").time_share, 0.65);
+  expect_row(row_named(b, "uncosted"), 1.5, 4, 0, 0);
+  EXPECT_DOUBLE_EQ(row_named(b, "uncosted").uncosted_time_s, 1.5);
   EXPECT_DOUBLE_EQ(b.op_time_s, 9.5);
   expect_shares_and_overhead_sum_to_one(b);
 }

@@ -93,9 +93,7 @@ TEST_F(Cli, ListHasEveryReferenceModelInItsSuites) {
 }
 
 TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
-  Result r = plumb(quick_run_args() + " --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = plumb_json(quick_run_args());
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["throughput_unit"], "images/s");
   EXPECT_GT(j["throughput"].get<double>(), 0);
@@ -219,10 +217,7 @@ TEST_F(Cli, ExportCsvAndJson) {
 }
 
 TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
-  Result r = plumb(quick_profile_args() +
-                   " --threads 1,2 --steps 2 --max-warmup-time 3 --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = plumb_json(quick_profile_args() + " --threads 1,2 --steps 2 --max-warmup-time 3");
   ASSERT_EQ(j["passes"].size(), 4u);  // 2 modes x 2 thread counts
   for (const auto& pass : j["passes"]) {
     EXPECT_EQ(pass["status"], "ok");
@@ -243,13 +238,10 @@ TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
 }
 
 TEST_F(Cli, ProfileByLayerNamesModelLayers) {
-  Result r = plumb(
+  auto j = plumb_json(
       "profile seq2seq --mode infer --by layer --batch 2 --set source_vocab=60 "
       "--set target_vocab=50 --set embedding=8 --set hidden=8 --set source_len=4 "
-      "--set target_len=4 --steps 1 --max-warmup-time 2 --json --db " +
-      db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+      "--set target_len=4 --steps 1 --max-warmup-time 2");
   std::set<std::string> names;
   for (const auto& row : j["passes"][0]["rows"]) names.insert(row["name"].get<std::string>());
   for (const char* layer : {"encoder_lstm.0", "decoder_lstm.2", "attention", "projection"})

@@ -13,9 +13,7 @@ constexpr const char* kTinyGemmAutoenc =
     "--top 2 --seconds 0.01 --square 64";
 
 TEST_F(Cli, GemmMeasuresTheShapesAWorkloadRuns) {
-  const auto r = plumb(std::string(kTinyGemmAutoenc) + " --dtypes fp32,int8 --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = plumb_json(std::string(kTinyGemmAutoenc) + " --dtypes fp32,int8");
   ASSERT_EQ(j.at("sources").size(), 1u);
   EXPECT_EQ(j.at("sources")[0].at("workload"), "autoenc");
   EXPECT_FALSE(j.at("sources")[0].at("reused").get<bool>());

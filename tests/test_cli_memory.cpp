@@ -16,10 +16,8 @@ const char* const kCategories[] = {
     "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "other"};
 
 TEST_F(Cli, MemoryJsonHasPerBatchCategoriesSlopesAndLayers) {
-  Result r = plumb(std::string("memory ") + kTinyAutoenc +
-                   " --mode train --batch 2,4,8 --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto doc = nlohmann::json::parse(r.out);
+  const auto doc =
+      plumb_json(std::string("memory ") + kTinyAutoenc + " --mode train --batch 2,4,8");
   ASSERT_EQ(doc.at("batches").size(), 3u);
   Result info = plumb("info autoenc --set hidden=16 --set latent=4 --json");
   ASSERT_EQ(info.code, 0) << info.err;
@@ -64,10 +62,8 @@ TEST_F(Cli, MemoryLimitPredictsTheLargestBatchAndVerifiesIt) {
   ASSERT_GT(slope, 0);
   // A budget for about 40.5 examples.
   const auto limit = static_cast<int64_t>(intercept + 40.5 * slope);
-  Result r = plumb(std::string("memory ") + kTinyAutoenc + " --batch 2,4 --memory-limit " +
-                   std::to_string(limit) + " --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto doc = nlohmann::json::parse(r.out);
+  const auto doc = plumb_json(std::string("memory ") + kTinyAutoenc +
+                              " --batch 2,4 --memory-limit " + std::to_string(limit));
   const auto cap = doc.at("memory_limit");
   EXPECT_EQ(cap.at("limit_bytes").get<int64_t>(), limit);
   EXPECT_GT(cap.at("batch1_bytes").get<int64_t>(), 0);

@@ -14,10 +14,8 @@ constexpr const char* kTinyPrecisionAutoenc =
     "--target-ci 0.5 --max-warmup-time 1";
 
 TEST_F(Cli, PrecisionJsonComparesEachDtypeWithFp32) {
-  const auto r = plumb(std::string("precision ") + kTinyPrecisionAutoenc +
-                       " --dtypes bf16,fp16,int8 --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j =
+      plumb_json(std::string("precision ") + kTinyPrecisionAutoenc + " --dtypes bf16,fp16,int8");
   EXPECT_EQ(j.at("mode"), "infer");
   const auto& p = j.at("precisions");
   ASSERT_EQ(p.size(), 4u);  // fp32 first: the reference, though not listed
@@ -47,10 +45,8 @@ TEST_F(Cli, PrecisionJsonComparesEachDtypeWithFp32) {
 }
 
 TEST_F(Cli, RunDtypeListRunsEachAndBadDtypesAreUsageErrors) {
-  const auto r = plumb(std::string("run ") + kTinyPrecisionAutoenc +
-                       " --mode infer --dtype fp32,bf16 --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j =
+      plumb_json(std::string("run ") + kTinyPrecisionAutoenc + " --mode infer --dtype fp32,bf16");
   ASSERT_EQ(j.at("runs").size(), 2u);
   EXPECT_EQ(j.at("runs")[1].at("dtype"), "bf16");
   EXPECT_NE(j.at("runs")[1].at("command").get<std::string>().find("--dtype bf16"),
@@ -69,12 +65,9 @@ TEST_F(Cli, RunDtypeListRunsEachAndBadDtypesAreUsageErrors) {
 }
 
 TEST_F(Cli, MemoryRecordsItsPrecision) {
-  const auto r = plumb(
+  const auto j = plumb_json(
       "memory autoenc --mode infer --batch 8 --set hidden=16 --set latent=4 "
-      "--dtype bf16 --json --db " +
-      db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+      "--dtype bf16");
   EXPECT_EQ(j.at("batches")[0].at("dtype"), "bf16");
   expect_usage_error("memory autoenc --dtype int4 --db " + db(), "valid: fp32, bf16, fp16, int8");
 }

@@ -148,9 +148,7 @@ TEST_F(Cli, TuneAndRunRefuseBadSettings) {
 }
 
 TEST_F(Cli, RunStoresItsEngineAndHeap) {
-  const auto r = plumb(quick_run_args() + " --engine native --heap return --json --db " + db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  auto j = plumb_json(quick_run_args() + " --engine native --heap return");
   if (j.is_array()) j = j.at(0);
   EXPECT_EQ(j.at("engine"), "native");
   EXPECT_EQ(j.at("heap"), "return");

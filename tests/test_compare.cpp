@@ -330,13 +330,9 @@ TEST(ComparisonContext, EnvironmentFieldsFlagWhatDiffers) {
 }
 
 profile::OpStat op(const std::string& category, double self_s) {
-  profile::OpStat o;
-  o.name = "aten::" + category;
-  o.scope = "forward";
-  o.category = category;
-  o.kind = profile::kCosted;
-  o.self_s = self_s;
-  return o;
+  // OpStat's fields in order.
+  return {
+      "aten::" + category, "forward", "", category, profile::kCosted, "", 0, self_s, 0, 0, 0, 0, 0};
 }
 
 TEST(ComparisonContext, CategoryDeltasExplainTheStepDelta) {

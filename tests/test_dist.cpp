@@ -122,12 +122,9 @@ TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {
 }
 
 TEST_F(Cli, DistReportsScalingForOneAndTwoWorkers) {
-  const auto r = plumb(
+  const auto doc = plumb_json(
       "dist autoenc --workers 2,1 --batch-per-worker 8 --steps 4 --warmup-steps 1 --bucket-mb 0.01 "
-      "--set hidden=16 --set latent=4 --json --db " +
-      db());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto doc = nlohmann::json::parse(r.out);
+      "--set hidden=16 --set latent=4");
   ASSERT_EQ(doc.at("worlds").size(), 2u);
   const auto& one = doc["worlds"][0];
   const auto& two = doc["worlds"][1];

@@ -36,9 +36,7 @@ void expect_documented(const nlohmann::json& object, const std::string& doc,
 TEST_F(Cli, JsonReferenceMatchesWhatTheBinaryPrints) {
   const std::string doc = json_doc();
   ASSERT_FALSE(doc.empty());
-  const auto run = plumb(quick_run_args() + " --json --db " + db());
-  ASSERT_EQ(run.code, 0) << run.err;
-  const auto run_doc = nlohmann::json::parse(run.out);
+  const auto run_doc = plumb_json(quick_run_args());
   expect_documented(run_doc, doc, "plumb run --json");
   expect_documented(run_doc.at("environment"), doc, "a run's environment");
 

@@ -15,14 +15,20 @@ namespace {
 
 profile::OpStat row(const std::string& signature, double calls, double self_s,
                     const char* kind = profile::kCosted, double macs = 1) {
-  profile::OpStat s;
-  s.name = signature.substr(0, signature.find('|'));
-  s.signature = signature;
-  s.kind = kind;
-  s.calls = calls;
-  s.self_s = self_s;
-  s.macs = macs;
-  return s;
+  // OpStat's fields in order: the name is the signature's first part.
+  return {signature.substr(0, signature.find('|')),
+          "",
+          "",
+          "",
+          kind,
+          signature,
+          calls,
+          self_s,
+          0,
+          0,
+          macs,
+          0,
+          0};
 }
 
 TEST(GemmCensus, MergesShapesAcrossWorkloadsAndRanksThemByShareOfTime) {

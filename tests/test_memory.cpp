@@ -270,15 +270,9 @@ TEST(MemoryBreakdown, CategoriesFollowPhaseAndLifetime) {
   rec.backward_starts_ns = {100};
   auto add = [&](uint64_t id, size_t bytes, profile::StepPhase phase, int64_t step,
                  int64_t alloc_ns, int64_t free_ns) {
-    profile::TrackedAllocation a;
-    a.id = id;
-    a.bytes = bytes;
-    a.phase = phase;
-    a.step = step;
-    a.alloc_ns = alloc_ns;
-    a.free_ns = free_ns;
-    a.layer = id == 5 ? "conv1" : "";
-    rec.allocations.push_back(a);
+    // TrackedAllocation's fields in order (no address, no operator).
+    rec.allocations.push_back(
+        {id, 0, bytes, phase, step, "", id == 5 ? "conv1" : "", alloc_ns, free_ns});
   };
   using P = profile::StepPhase;
   add(1, 1000, P::kBuild, -1, -1, -1);     // a parameter

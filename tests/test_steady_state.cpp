@@ -97,32 +97,32 @@ TEST(SteadyState, ShortSlowStartEndsWarmUpSoonAfterTheStep) {
   }
 }
 
-TEST(SteadyState, SlowDriftIsNotSteadyUntilItStops) {
+// 60 steps drifting by `rate` per step, then flat, with relative noise `noise`, for 20 seeds:
+// never steady while drifting, steady within four windows after it stops. Returns each seed's
+// first steady index.
+std::vector<size_t> expect_steady_only_after_drift(double rate, double noise) {
   const SteadyStateOptions opt;
   const size_t w = opt.window;
+  std::vector<size_t> firsts;
   for (uint32_t seed = 1; seed <= 20; ++seed) {
-    const std::vector<double> xs = drift_then_flat(seed, 0.01, 60, 60, 0.005);
+    const std::vector<double> xs = drift_then_flat(seed, rate, 60, 60, noise);
     for (size_t n = 3 * w; n <= 60; ++n) {
       EXPECT_FALSE(tail_is_steady(prefix(xs, n), opt)) << "seed " << seed << ", n " << n;
     }
-    const size_t first = first_steady_index(xs, opt);
-    EXPECT_GT(first, 60u) << "seed " << seed;
-    EXPECT_LE(first, 60 + 4 * w) << "seed " << seed;
+    firsts.push_back(first_steady_index(xs, opt));
+    EXPECT_LE(firsts.back(), 60 + 4 * w) << "seed " << seed;
   }
+  return firsts;
+}
+
+TEST(SteadyState, SlowDriftIsNotSteadyUntilItStops) {
+  for (size_t first : expect_steady_only_after_drift(0.01, 0.005)) EXPECT_GT(first, 60u);
 }
 
 TEST(SteadyState, DriftWithinTheToleranceIsCaughtByTheTrendTest) {
   // 0.25% per iteration: window medians move ~1.25% apart, so all three stay within the 3%
   // tolerance; only their monotone order shows the series is still moving.
-  const SteadyStateOptions opt;
-  const size_t w = opt.window;
-  for (uint32_t seed = 1; seed <= 20; ++seed) {
-    const std::vector<double> xs = drift_then_flat(seed, 0.0025, 60, 60, 0.001);
-    for (size_t n = 3 * w; n <= 60; ++n) {
-      EXPECT_FALSE(tail_is_steady(prefix(xs, n), opt)) << "seed " << seed << ", n " << n;
-    }
-    EXPECT_LE(first_steady_index(xs, opt), 60 + 4 * w) << "seed " << seed;
-  }
+  expect_steady_only_after_drift(0.0025, 0.001);
 }
 
 TEST(SteadyState, HeavyStationaryNoiseDoesNotBlockDetection) {
