@@ -365,5 +365,16 @@ TEST(IndistinctLevels, RealStepsAreKeptAndChainsMergeIntoTheSlowestLevel) {
   EXPECT_TRUE(indistinct_levels({level("l3", 1, 22.2), level("dram", 1, 20)}).empty());
 }
 
+// Beyond the fastest valid rate (kRateSlack allowed) only a wrong op count or clock explains a
+// measurement: 512-bit vectors issue at most 2 per cycle (two 512-bit units), a tile engine 1.
+TEST(PeakTheory, FasterThanAnyEngineAllowsTheSlackAboveTheFastestRate) {
+  EXPECT_FALSE(faster_than_any_engine(EngineKind::kVector, 512, 2.0 * kRateSlack * 0.99));
+  EXPECT_TRUE(faster_than_any_engine(EngineKind::kVector, 512, 2.0 * kRateSlack * 1.01));
+  EXPECT_TRUE(faster_than_any_engine(EngineKind::kVector, 256, 4.0 * kRateSlack * 1.01));
+  EXPECT_FALSE(faster_than_any_engine(EngineKind::kMatrix, 0, kRateSlack * 0.99));
+  EXPECT_TRUE(faster_than_any_engine(EngineKind::kMatrix, 0, kRateSlack * 1.01));
+  EXPECT_FALSE(faster_than_any_engine(EngineKind::kVector, 0, 100));  // no rates: no verdict
+}
+
 }  // namespace
 }  // namespace plumb::platform

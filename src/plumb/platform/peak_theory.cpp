@@ -72,6 +72,12 @@ std::string shared_core_line(double fraction, double one_thread_fraction, int th
       threads, 100 * fraction, 100 * one_thread_fraction);
 }
 
+bool faster_than_any_engine(EngineKind engine, int instruction_bits,
+                            double measured_instructions_per_cycle) {
+  const std::vector<double> rates = valid_issue_rates(engine, instruction_bits);
+  return !rates.empty() && measured_instructions_per_cycle > rates.back() * kRateSlack;
+}
+
 InferredTheory infer_theory(const TheoryInput& in) {
   InferredTheory out;
   out.table = in.table_description;
@@ -118,7 +124,8 @@ InferredTheory infer_theory(const TheoryInput& in) {
                 "hyperthread), or the hypervisor may mask the model"));
   }
   const std::string above = above_theory_line(
-      out.measured_fraction, 1, out.measured_instructions_per_cycle > rates.back() * kRateSlack);
+      out.measured_fraction, 1,
+      faster_than_any_engine(in.engine, in.instruction_bits, out.measured_instructions_per_cycle));
   if (!above.empty()) lines.push_back(above);
   for (size_t i = 0; i < lines.size(); ++i) out.note += (i > 0 ? "; " : "") + lines[i];
   return out;

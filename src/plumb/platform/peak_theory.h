@@ -62,6 +62,11 @@ struct InferredTheory {
 // The valid issue rates for an engine, ascending (instructions per cycle per core).
 std::vector<double> valid_issue_rates(EngineKind engine, int instruction_bits);
 
+// Whether a measured rate (instructions per cycle per core) is beyond every valid issue rate of
+// the engine, kRateSlack allowed: then the op count or the clock is wrong, not the theory.
+bool faster_than_any_engine(EngineKind engine, int instruction_bits,
+                            double measured_instructions_per_cycle);
+
 // The line that explains a measurement more than kAboveTheoryTolerance above its theory ("" when
 // it is not): `threads` is the thread count of the point, and `faster_than_any_engine` says the
 // measured rate is beyond every valid issue rate (then the op count or the clock is wrong).

@@ -140,7 +140,6 @@ Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
   // own (their clock is measured separately), and a printed excess is never left unexplained.
   // Nor is a point far below one thread's efficiency: a core shared with something unseen.
   if (theory.inferred) {
-    const std::vector<double> rates = valid_issue_rates(peak.engine, peak.instruction_bits);
     std::string note = theory.note;
     const double one_thread_fraction =
         peak.by_threads.empty() || theoretical(peak.by_threads.front()) <= 0
@@ -148,15 +147,16 @@ Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
             : peak.by_threads.front().ops_per_s / theoretical(peak.by_threads.front());
     for (const auto& p : peak.by_threads) {
       const double theory_flops = theoretical(p);
-      if (p.threads == 1 || theory_flops <= 0 || rates.empty()) continue;
+      if (p.threads == 1 || theory_flops <= 0) continue;
       const std::string shared =
           shared_core_line(p.ops_per_s / theory_flops, one_thread_fraction, p.threads);
       if (!shared.empty()) note += (note.empty() ? "" : "; ") + shared;
       const double hz = p.clock_hz > 0 ? p.clock_hz : idle_hz;
       const double per_cycle =
           p.ops_per_s / cores_used_by(p.threads) / hz / peak.ops_per_instruction;
-      const std::string line = above_theory_line(p.ops_per_s / theory_flops, p.threads,
-                                                 per_cycle > rates.back() * kRateSlack);
+      const std::string line =
+          above_theory_line(p.ops_per_s / theory_flops, p.threads,
+                            faster_than_any_engine(peak.engine, peak.instruction_bits, per_cycle));
       if (!line.empty()) note += (note.empty() ? "" : "; ") + line;
     }
     j["theory"]["note"] = note;
