@@ -18,6 +18,7 @@
 #include <torch/torch.h>
 
 #include "overhead_bench.h"
+#include "plumb/core/layer_scope.h"
 #include "plumb/profile/op_graph.h"
 #include "plumb/profile/op_observer.h"
 #include "plumb/run/heap_policy.h"
@@ -104,6 +105,19 @@ int main(int argc, char** argv) {
              call_observer, [&] { at::cat(parts); }, 20000),
          per_call_seconds(
              call_null, [&] { at::cat(parts); }, 20000));
+  // The add again inside a layer scope, as model code runs, on plain tensors and on one that
+  // requires grad: then each call also creates an autograd node, whose sequence number the
+  // observer maps to the layer (for the backward node that will run it).
+  const at::Tensor g = torch::ones({4}, torch::requires_grad());
+  for (const at::Tensor* x : {&a, &g}) {
+    const auto scoped_add = [&] {
+      plumb::LayerScope scope("layer");
+      at::add(*x, b);
+    };
+    report(x == &a ? "tiny op in a layer" : "tiny op in a layer, creating an autograd node",
+           per_call_seconds(call_observer, scoped_add, 200000),
+           per_call_seconds(call_null, scoped_add, 200000));
+  }
   const auto [call_plain, call_observed] = add_observed;
 
   double calls_per_step = 0;
