@@ -37,8 +37,8 @@ class OpObserver {
   // sequence map (a step's backward nodes refer to its own forward operators only, and the map
   // gains an entry per forward operator) and asks LibTorch to box operators' outputs only when
   // they are needed: on the first step, on a graph-capture step, and after a step that met an
-  // operator group whose cost needs them. Boxing every output of every call was a large part
-  // of the observer's cost on models of many small operators.
+  // operator group whose cost needs them (a group reads its outputs once, for its cost; boxing
+  // them costs every call).
   void begin_step();
   bool outputs_requested() const { return outputs_requested_; }
   // A group was first met on a step without outputs: its cost waits for the next step.
