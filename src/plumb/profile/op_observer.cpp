@@ -178,6 +178,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
       totals.cost = cost_of(totals.call);
       totals.cost_known = true;
     } else {
+      // Met on a step without outputs: costed from its inputs until a call with outputs comes
+      // (next step), so that this call's leaf-or-composite verdict below has a cost to go on.
+      totals.cost = cost_of(totals.call);
       obs->note_outputs_missed();
     }
   }
@@ -329,8 +332,7 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
     if (t.composite) {
       s.kind = kComposite;
     } else {
-      // A group first met on the last step without outputs is costed from its inputs alone.
-      const OpCost cost = t.cost_known ? t.cost : cost_of(t.call);
+      const OpCost& cost = t.cost;
       s.kind = cost.costed ? kCosted : kUncosted;
       const double n = static_cast<double>(t.calls) * per;
       s.flops = cost.flops * n;
