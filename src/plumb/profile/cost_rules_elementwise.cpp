@@ -196,6 +196,10 @@ void add_elementwise_rules(CostTable& t) {
   add_rule(t, {"hardswish", "hardswish_"}, ew(5, 1));
   add_rule(t, {"hardsigmoid_backward"}, ew(3, 2));
   add_rule(t, {"hardswish_backward"}, ew(4, 2));
+  // quantized::add / add_relu(qa, qb, scale, zero_point), and the out= forms (qa, qb, out): an
+  // int8 residual add (and its ReLU) per element of one-byte codes, written at self's type.
+  t["quantized::add"] = ew(1, 2, OutType::kSelf);
+  t["quantized::add_relu"] = ew(2, 2, OutType::kSelf);
   add_rule(t, {"native_dropout"}, native_dropout);
   add_rule(t, {"native_dropout_backward"}, ew(2, 2, OutType::kSelf));
 }

@@ -419,7 +419,7 @@ void add_nn_rules(CostTable& t) {
   add_rule(t, {"max_pool3d_with_indices"},
            [](const OpCall& c) { return window_pool(c, 3, true, true); });
   add_rule(t, {"max_pool1d"}, [](const OpCall& c) { return window_pool(c, 1, true, false); });
-  add_rule(t, {"max_pool2d", "mkldnn_max_pool2d"},
+  add_rule(t, {"max_pool2d", "mkldnn_max_pool2d", "quantized_max_pool2d"},
            [](const OpCall& c) { return window_pool(c, 2, true, false); });
   add_rule(t, {"max_pool3d", "mkldnn_max_pool3d"},
            [](const OpCall& c) { return window_pool(c, 3, true, false); });

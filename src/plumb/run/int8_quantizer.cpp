@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <ATen/quantized/Quantizer.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
@@ -12,10 +13,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
 #include "plumb/core/torch_compat.h"
+#include "plumb/run/int8_dataflow.h"
 
 namespace plumb::run {
 
@@ -40,11 +43,23 @@ struct Int8Quantizer::Layer {
   c10::IValue packed;
   double in_scale = 1, out_scale = 1;
   int64_t in_zero = 0, out_zero = 0;
+  ConvFlow flow;  // conv2d: what it absorbed and whether its output stays int8
 };
 
 namespace {
 
 enum class Phase { kCalibrating, kQuantized };
+
+using WeakImpl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+
+// A tensor a quantized convolution (or add) returned in this run: what made it, so the batch
+// norm folded into that convolution and the ReLU fused into it pass it through, and a residual
+// add finds its output range. The weak reference keeps the address from naming another tensor.
+struct Produced {
+  WeakImpl alive;
+  const Int8Quantizer::Layer* layer = nullptr;  // null: made by an add
+  bool relu_done = false;
+};
 
 // The quantizer whose kernels are registered, and what they do now. One at a time: the
 // registration is process-wide (a second quantizer while one lives is a bug).
@@ -53,8 +68,25 @@ struct ActiveState {
   std::vector<const Int8Quantizer::Layer*>* call_order = nullptr;
   Phase phase = Phase::kCalibrating;
   int embedding_bits = 8;  // row-wise bits of quantized embedding bags: 8 or 4
+  const Int8FlowPlan* plan = nullptr;
+  std::unordered_map<const c10::TensorImpl*, Produced> produced;
 };
 ActiveState g_active;
+
+void remember(const torch::Tensor& t, const Int8Quantizer::Layer* layer, bool relu_done) {
+  auto& produced = g_active.produced;
+  if (produced.size() > 512) {  // forget the tensors that died
+    for (auto it = produced.begin(); it != produced.end();)
+      it = it->second.alive.expired() ? produced.erase(it) : std::next(it);
+  }
+  produced.insert_or_assign(t.unsafeGetTensorImpl(),
+                            Produced{WeakImpl(t.getIntrusivePtr()), layer, relu_done});
+}
+
+const Produced* produced_by(const torch::Tensor& t) {
+  const auto it = g_active.produced.find(t.unsafeGetTensorImpl());
+  return it == g_active.produced.end() ? nullptr : &it->second;
+}
 
 c10::OperatorHandle quantized_op(const char* name, const char* overload) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
@@ -125,7 +157,8 @@ void note_call(Int8Quantizer::Layer& layer) {
 torch::Tensor int8_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
   static const auto op = quantized_op("quantized::linear", "");
   auto flat = input.reshape({-1, input.size(-1)}).contiguous();  // [N, I]
-  auto qx = quantize_activation(flat, layer.in_scale, layer.in_zero);
+  // An int8 input (a pooled int8 feature map) keeps its own scale.
+  auto qx = flat.is_quantized() ? flat : quantize_activation(flat, layer.in_scale, layer.in_zero);
   auto qy = call_boxed(op, {qx, layer.packed, layer.out_scale, layer.out_zero}).toTensor();
   auto shape = input.sizes().vec();
   shape.back() = layer.weight.size(0);
@@ -168,18 +201,119 @@ torch::Tensor conv2d_kernel(const torch::Tensor& input, const torch::Tensor& wei
     widen(layer->out_lo, layer->out_hi, y);
     return y;
   }
-  static const auto op = quantized_op("quantized::conv2d", "new");
+  static const auto conv = quantized_op("quantized::conv2d", "new");
+  static const auto conv_relu = quantized_op("quantized::conv2d_relu", "new");
   // oneDNN's quantized convolution reads NCHW or NHWC buffers only: a permuted view (a channel
-  // shuffle's output) is copied to the closest of the two first.
-  auto qx = quantize_activation(input.contiguous(input.suggest_memory_format()), layer->in_scale,
-                                layer->in_zero);
-  auto qy = call_boxed(op, {qx, layer->packed, layer->out_scale, layer->out_zero}).toTensor();
+  // shuffle's output) is copied to the closest of the two first. An int8 input (the output of
+  // an earlier layer the plan keeps in int8) goes in as it is.
+  auto qx = input.is_quantized()
+                ? input
+                : quantize_activation(input.contiguous(input.suggest_memory_format()),
+                                      layer->in_scale, layer->in_zero);
+  auto qy = call_boxed(layer->flow.relu ? conv_relu : conv,
+                       {qx, layer->packed, layer->out_scale, layer->out_zero})
+                .toTensor();
   // A wrong shape is a kernel bug (see probe_conv): fail the run rather than compute on.
   if (qy.size(1) != layer->weight.size(0) || qy.size(0) != input.size(0))
     throw std::runtime_error(fmt::format(
         "oneDNN's quantized convolution returned shape {} for layer {} (expected {} channels)",
         c10::str(qy.sizes()), layer->path, layer->weight.size(0)));
-  return dequantize_activation(qy, layer->out_scale, layer->out_zero);
+  auto y = layer->flow.int8_out ? qy : dequantize_activation(qy, layer->out_scale, layer->out_zero);
+  remember(y, layer, layer->flow.relu);
+  return y;
+}
+
+// batch_norm: the one folded into the convolution that made `input` has been applied already.
+torch::Tensor batch_norm_kernel(const torch::Tensor& input,
+                                const c10::optional<torch::Tensor>& weight,
+                                const c10::optional<torch::Tensor>& bias,
+                                const c10::optional<torch::Tensor>& running_mean,
+                                const c10::optional<torch::Tensor>& running_var, bool training,
+                                double momentum, double eps, bool cudnn_enabled) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  if (g_active.phase == Phase::kQuantized && weight.has_value() && weight->defined()) {
+    const Produced* made = produced_by(input);
+    if (made != nullptr && made->layer != nullptr &&
+        made->layer->flow.batch_norm == weight->data_ptr())
+      return input;
+  }
+  return at::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                        cudnn_enabled);
+}
+
+// relu / relu_: a ReLU fused into the convolution or add that made `self` has been applied.
+bool relu_applied(const torch::Tensor& self) {
+  if (g_active.phase != Phase::kQuantized) return false;
+  const Produced* made = produced_by(self);
+  return made != nullptr && made->relu_done;
+}
+
+torch::Tensor relu_kernel(const torch::Tensor& self) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  return relu_applied(self) ? self : at::relu(self);
+}
+
+torch::Tensor& relu_inplace_kernel(torch::Tensor& self) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  return relu_applied(self) ? self : at::relu_(self);
+}
+
+// The plan's add for `self + other` when both are int8 and `self` came from a convolution the
+// plan keys an add to (quantized::add, or add_relu when the plan fused the ReLU after it, at the
+// output range calibrated for it); null otherwise.
+const AddFlow* planned_add(const torch::Tensor& self, const torch::Tensor& other,
+                           const at::Scalar& alpha) {
+  const Produced* made = produced_by(self);
+  if (!self.is_quantized() || !other.is_quantized() || alpha.toDouble() != 1.0 || made == nullptr ||
+      made->layer == nullptr || g_active.plan == nullptr)
+    return nullptr;
+  const auto flow = g_active.plan->adds.find(made->layer->weight.data_ptr());
+  return flow == g_active.plan->adds.end() ? nullptr : &flow->second;
+}
+
+// An int8 operand the plan gave no int8 add (it cannot happen for a plan's tensors; any other
+// reaches here as fp32): computed in fp32.
+torch::Tensor as_fp32(const torch::Tensor& t) {
+  return t.is_quantized() ? t.dequantize() : t;
+}
+
+torch::Tensor add_kernel(const torch::Tensor& self, const torch::Tensor& other,
+                         const at::Scalar& alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  if (g_active.phase == Phase::kQuantized && (self.is_quantized() || other.is_quantized())) {
+    if (const AddFlow* flow = planned_add(self, other, alpha)) {
+      static const auto add = quantized_op("quantized::add", "");
+      static const auto add_relu = quantized_op("quantized::add_relu", "");
+      const auto [scale, zero] = activation_qparams(flow->lo, flow->hi);
+      auto sum = call_boxed(flow->relu ? add_relu : add, {self, other, scale, zero}).toTensor();
+      remember(sum, nullptr, flow->relu);
+      return sum;
+    }
+    return at::add(as_fp32(self), as_fp32(other), alpha);
+  }
+  return at::add(self, other, alpha);
+}
+
+// `out += identity` with `out` int8: the int8 sum replaces out's codes and scale in place.
+torch::Tensor& add_inplace_kernel(torch::Tensor& self, const torch::Tensor& other,
+                                  const at::Scalar& alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  if (g_active.phase != Phase::kQuantized || (!self.is_quantized() && !other.is_quantized()))
+    return self.add_(other, alpha);
+  if (!self.is_quantized()) return self.add_(as_fp32(other), alpha);
+  static const auto add_out = quantized_op("quantized::add", "out");
+  static const auto add_relu_out = quantized_op("quantized::add_relu", "out");
+  const AddFlow* flow = planned_add(self, other, alpha);
+  PLUMB_ASSERT(flow != nullptr && self.is_non_overlapping_and_dense(),
+               "an in-place add into an int8 tensor without a planned int8 add");
+  // The sum is written over self's codes at the add's own scale: `before` reads the same codes
+  // at the old one (each element is read before it is written, as in any in-place add).
+  const auto [scale, zero] = activation_qparams(flow->lo, flow->hi);
+  const auto before = self.view(self.sizes());
+  at::set_quantizer_(self, at::make_per_tensor_affine_quantizer(scale, zero, self.scalar_type()));
+  call_boxed(flow->relu ? add_relu_out : add_out, {before, other, self});
+  remember(self, nullptr, flow->relu);
+  return self;
 }
 
 // LibTorch 1.13's oneDNN quantized convolution returns a wrong shape from its second call on
@@ -373,8 +507,10 @@ struct KernelOverride {
     library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
                                                c10::DispatchKey::AutocastCPU, __FILE__, __LINE__);
     const std::set<std::string> ours = {
-        "conv2d",    "addmm",    "matmul",        "linear",
-        "lstm_cell", "gru_cell", "embedding_bag", "embedding_bag.padding_idx"};
+        "conv2d",     "addmm",    "matmul",        "linear",
+        "lstm_cell",  "gru_cell", "embedding_bag", "embedding_bag.padding_idx",
+        "batch_norm", "relu",     "relu_",         "add.Tensor",
+        "add_.Tensor"};
     auto& dispatcher = c10::Dispatcher::singleton();
     for (const auto& name : dispatcher.getAllOpNames()) {
       const auto handle = dispatcher.findOp(name);
@@ -393,6 +529,11 @@ struct KernelOverride {
     library->impl("gru_cell", TORCH_FN(gru_cell_kernel));
     library->impl("embedding_bag", TORCH_FN(embedding_bag_plain_kernel));
     library->impl("embedding_bag.padding_idx", TORCH_FN(embedding_bag_kernel));
+    library->impl("batch_norm", TORCH_FN(batch_norm_kernel));
+    library->impl("relu", TORCH_FN(relu_kernel));
+    library->impl("relu_", TORCH_FN(relu_inplace_kernel));
+    library->impl("add.Tensor", TORCH_FN(add_kernel));
+    library->impl("add_.Tensor", TORCH_FN(add_inplace_kernel));
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
     at::autocast::set_cpu_enabled(true);
   }
@@ -455,12 +596,52 @@ Int8Quantizer::~Int8Quantizer() {
 void Int8Quantizer::calibrate(const std::function<void()>& forward) {
   g_active.phase = Phase::kCalibrating;
   override_ = std::make_unique<KernelOverride>();
-  forward();
+  {
+    FlowTracer tracer;
+    forward();
+    const auto& calls = tracer.calls();
+    trace_.insert(trace_.end(), calls.begin(), calls.end());
+  }
   override_.reset();
 }
 
-void Int8Quantizer::quantize() {
+namespace {
+
+// Symmetric per-output-channel weights: zero points 0, as oneDNN requires.
+torch::Tensor per_channel_qint8(const torch::Tensor& w) {
+  auto per_channel = w.abs().reshape({w.size(0), -1}).amax(1);  // [O]
+  auto scales = (per_channel / 127.0).clamp_min(std::numeric_limits<float>::min()).to(at::kDouble);
+  auto zeros = torch::zeros({w.size(0)}, torch::kLong);
+  return at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
+}
+
+c10::IValue pack_conv(const Int8Quantizer::Layer& layer, const torch::Tensor& weight,
+                      const torch::Tensor& bias) {
   static const auto conv_prepack = quantized_op("quantized::conv2d_prepack", "");
+  return call_boxed(conv_prepack,
+                    {per_channel_qint8(weight), bias.defined() ? c10::IValue(bias) : c10::IValue(),
+                     c10::IValue(layer.stride), c10::IValue(layer.padding),
+                     c10::IValue(layer.dilation), layer.groups});
+}
+
+// The convolution with the inference batch norm after it folded in: per output channel o,
+// w'[o] = w[o] * g[o] / sqrt(var[o] + eps) and b'[o] = (b[o] - mean[o]) * g[o] / sqrt(var[o] +
+// eps) + beta[o] (g = 1, beta = 0 for a norm without affine parameters).
+c10::IValue pack_folded_conv(const Int8Quantizer::Layer& layer, const TracedCall& norm) {
+  const auto& gamma = norm.norm[0];
+  const auto& beta = norm.norm[1];
+  auto factor = (norm.norm[3] + norm.eps).rsqrt();  // [O]
+  if (gamma.defined()) factor = factor * gamma;
+  const auto weight = layer.weight * factor.reshape({-1, 1, 1, 1});  // [O, I/g, kh, kw]
+  auto bias = layer.bias.defined() ? layer.bias : torch::zeros_like(factor);
+  bias = (bias - norm.norm[2]) * factor;  // [O]
+  if (beta.defined()) bias = bias + beta;
+  return pack_conv(layer, weight, bias);
+}
+
+}  // namespace
+
+void Int8Quantizer::quantize() {
   static const auto linear_prepack = quantized_op("quantized::linear_prepack", "");
   static const auto byte_rows = quantized_op("quantized::embedding_bag_byte_prepack", "");
   static const auto nibble_rows = quantized_op("quantized::embedding_bag_4bit_prepack", "");
@@ -479,28 +660,19 @@ void Int8Quantizer::quantize() {
       ++ready;
       continue;
     }
-    // Symmetric per-output-channel weights: zero points 0, as oneDNN requires.
-    auto w = layer.weight;
-    auto per_channel = w.abs().reshape({w.size(0), -1}).amax(1);  // [O]
-    auto scales =
-        (per_channel / 127.0).clamp_min(std::numeric_limits<float>::min()).to(at::kDouble);
-    auto zeros = torch::zeros({w.size(0)}, torch::kLong);
-    auto qw = at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
     if (layer.kind == "lstm_cell" || layer.kind == "gru_cell") {
       // Dynamic: the input's range is taken per call, so only the weight is packed.
-      layer.packed = call_boxed(linear_prepack, {qw, c10::IValue()});
+      layer.packed = call_boxed(linear_prepack, {per_channel_qint8(layer.weight), c10::IValue()});
       layer.ready = true;
       ++ready;
       continue;
     }
     std::tie(layer.in_scale, layer.in_zero) = activation_qparams(layer.in_lo, layer.in_hi);
     std::tie(layer.out_scale, layer.out_zero) = activation_qparams(layer.out_lo, layer.out_hi);
-    const c10::IValue bias = layer.bias.defined() ? c10::IValue(layer.bias) : c10::IValue();
-    layer.packed = layer.kind == "conv2d"
-                       ? call_boxed(conv_prepack, {qw, bias, c10::IValue(layer.stride),
-                                                   c10::IValue(layer.padding),
-                                                   c10::IValue(layer.dilation), layer.groups})
-                       : call_boxed(linear_prepack, {qw, c10::IValue()});
+    layer.packed =
+        layer.kind == "conv2d"
+            ? pack_conv(layer, layer.weight, layer.bias)
+            : call_boxed(linear_prepack, {per_channel_qint8(layer.weight), c10::IValue()});
     const int64_t in_channels = layer.weight.size(1) * layer.groups;
     if (layer.kind == "conv2d" && layer.groups > 1 && layer.groups != in_channels) {
       layer.refused =
@@ -522,8 +694,27 @@ void Int8Quantizer::quantize() {
     throw Int8Unsupported{
         "no convolution, linear, recurrent or embedding-bag layer with fp32 weights ran in "
         "calibration: nothing to quantize"};
+  plan_flow();
   g_active.phase = Phase::kQuantized;
   override_ = std::make_unique<KernelOverride>();
+}
+
+void Int8Quantizer::plan_flow() {
+  plan_ = std::make_unique<Int8FlowPlan>(plan_int8_flow(trace_, [&](const void* weight, FlowOp op) {
+    const auto it = layers_.find(weight);
+    if (it == layers_.end() || !it->second->ready || it->second->keep_fp32) return false;
+    return it->second->kind == (op == FlowOp::kConv ? "conv2d" : "linear");
+  }));
+  for (const auto& [weight, flow] : plan_->convs) {
+    Layer& layer = *layers_.at(weight);
+    layer.flow = flow;
+    // Its output is now what the absorbed batch norm and ReLU made of it, so is its range.
+    std::tie(layer.out_scale, layer.out_zero) = activation_qparams(flow.lo, flow.hi);
+    if (flow.batch_norm != nullptr)
+      layer.packed = pack_folded_conv(layer, trace_[flow.batch_norm_call]);
+  }
+  trace_.clear();
+  g_active.plan = plan_.get();
 }
 
 namespace {
@@ -562,6 +753,25 @@ QuantizationSummary Int8Quantizer::summary() const {
     else
       ++s.static_layers;
     quantized_paths.insert(layer->path);
+    s.int8_outputs += layer->flow.int8_out ? 1 : 0;
+    s.fused_relus += layer->flow.relu ? 1 : 0;
+  }
+  // Batch norms folded into a convolution: by weight, named by their module.
+  std::map<const void*, std::string> folded_into;
+  for (const auto& [weight, layer] : layers_)
+    if (layer->ready && layer->flow.batch_norm != nullptr)
+      folded_into[layer->flow.batch_norm] = layer->path;
+  for (const auto& item : module_.named_parameters(/*recurse=*/true)) {
+    const auto it = folded_into.find(item.value().data_ptr());
+    if (it == folded_into.end()) continue;
+    const auto dot = item.key().rfind('.');
+    const std::string norm = dot == std::string::npos ? item.key() : item.key().substr(0, dot);
+    s.folded.push_back(norm + " (into " + it->second + ")");
+    quantized_paths.insert(norm);
+  }
+  if (plan_ != nullptr) {
+    for (const auto& [key, add] : plan_->adds) s.fused_relus += add.relu ? 1 : 0;
+    s.int8_adds = plan_->adds.size();
   }
   // Every module with parameters of its own that did not run in int8.
   for (const auto& item : module_.named_modules("", /*include_self=*/true)) {
@@ -615,8 +825,9 @@ std::vector<std::string> QuantizationSummary::lines() const {
   if (static_layers > 0)
     parts.push_back(fmt::format(
         "{} convolution/linear layers static (per-channel weights, activations calibrated per "
-        "tensor; each quantizes its input and dequantizes its output)",
-        static_layers));
+        "tensor): {} pass int8 activations on, the rest dequantize their output; {} batch norms "
+        "folded into their convolution, {} ReLUs fused, {} residual adds in int8",
+        static_layers, int8_outputs, folded.size(), fused_relus, int8_adds));
   if (dynamic_layers > 0)
     parts.push_back(fmt::format(
         "{} recurrent layers dynamic (per-channel weights, each product's input range taken per "

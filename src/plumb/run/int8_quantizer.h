@@ -7,7 +7,8 @@
 // aten::lstm_cell / aten::gru_cell and EmbeddingBag aten::embedding_bag. While a quantizer is
 // active it registers kernels for those operators on the AutocastCPU dispatch key (the hook CPU
 // autocast itself uses; the registration lives only as long as the quantizer, so autocast is
-// restored after it). A call whose weight is one of the module's parameters is executed in int8;
+// restored after it); batch_norm, relu and add are served too, for the int8 graph below. A
+// call whose weight is one of the module's parameters is executed in int8;
 // every other call (attention products, plain embeddings) runs in fp32 as before.
 //
 // Convolutions and linear layers are quantized statically: weights per output channel,
@@ -16,10 +17,12 @@
 // dynamically (quantized::linear_dynamic: the same weights, each product's input range taken
 // per call, since the state's range moves with every step). Embedding bags with sum pooling
 // are quantized row-wise (8- or 4-bit codes with an fp32 scale and bias per row).
-// Each quantized layer quantizes its input and dequantizes its output: layers between them
-// (batch norm, activations, residual adds) stay fp32 and are listed in the summary. A fully
-// int8 graph (batch norm folded, activations kept quantized between layers) needs the graph,
-// which the C++ frontend does not expose; the summary says what that leaves on the table.
+// Between layers the activations stay int8 where calibration's trace proves it safe
+// (int8_dataflow.h): a batch norm a convolution alone feeds is folded into its weights, the
+// ReLU after it fused (quantized::conv2d_relu), residual adds run as quantized::add_relu, and
+// pooling and views run their quantized kernels. A layer whose output something without an int8
+// kernel reads (or that leaves the model) dequantizes it; an fp32 input is quantized at the
+// calibrated range. What stays fp32 is listed in the summary.
 #pragma once
 
 #include <functional>
@@ -30,6 +33,8 @@
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "plumb/run/int8_dataflow.h"
 
 namespace plumb::run {
 
@@ -44,6 +49,11 @@ struct QuantizationSummary {
   size_t dynamic_layers = 0;           // recurrent cells (activation range per call)
   size_t embedding_bags = 0;           // row-wise tables, `embedding_bits` per code
   int embedding_bits = 8;
+  // The int8 graph (int8_dataflow.h): convolutions whose output stays int8, ReLUs fused into a
+  // convolution or add, residual add sites run in int8, batch norms folded ("layer1.0.bn1 (into
+  // layer1.0.conv1)").
+  size_t int8_outputs = 0, fused_relus = 0, int8_adds = 0;
+  std::vector<std::string> folded;
   std::vector<std::string> lines() const;  // one human-readable line per fact, for notes
 };
 
@@ -95,6 +105,9 @@ class Int8Quantizer {
   std::vector<const Layer*> call_order_;
   std::unique_ptr<KernelOverride> override_;
   std::string engine_;
+  std::vector<TracedCall> trace_;       // calibration's operator calls, until quantize()
+  std::unique_ptr<Int8FlowPlan> plan_;  // which activations stay int8 (int8_dataflow.h)
+  void plan_flow();
 };
 
 }  // namespace plumb::run
