@@ -7,6 +7,7 @@
 #include "plumb/run/int8_dataflow.h"
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
+#include "int8_test_util.h"
 
 namespace plumb {
 namespace {
@@ -116,12 +117,14 @@ TEST(Int8Flow, OperatorNamesSayWhatAnInt8InputCanDo) {
   EXPECT_EQ(run::classify_flow_op("aten::conv2d"), FlowOp::kConv);
   EXPECT_EQ(run::classify_flow_op("aten::relu_"), FlowOp::kRelu);
   EXPECT_EQ(run::classify_flow_op("aten::max_pool2d"), FlowOp::kPassThrough);
+  EXPECT_EQ(run::classify_flow_op("aten::dropout"), FlowOp::kPassThrough);  // in inference
   EXPECT_EQ(run::classify_flow_op("aten::add_"), FlowOp::kAdd);
   EXPECT_EQ(run::classify_flow_op("aten::addmm"), FlowOp::kLinear);
   EXPECT_EQ(run::classify_flow_op("aten::mean"), FlowOp::kOther);
 }
 
-// conv-bn-relu, conv-bn, residual add, ReLU, pooling, classifier: ResNet's block in miniature.
+// conv-bn-relu, conv-bn, residual add, ReLU, pooling, dropout, classifier: ResNet's block in
+// miniature, with a classifier as alexnet's and vgg's read their features.
 struct ResidualNetImpl : torch::nn::Module {
   ResidualNetImpl() {
     namespace nn = torch::nn;
@@ -129,6 +132,7 @@ struct ResidualNetImpl : torch::nn::Module {
     bn1 = register_module("bn1", nn::BatchNorm2d(8));
     conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(8, 8, 3).padding(1).bias(false)));
     bn2 = register_module("bn2", nn::BatchNorm2d(8));
+    dropout = register_module("dropout", nn::Dropout(0.5));  // an identity in inference
     fc = register_module("fc", nn::Linear(8, 4));
     torch::NoGradGuard no_grad;
     for (auto* bn : {bn1.get(), bn2.get()}) {  // batch norms that really change the values
@@ -138,17 +142,19 @@ struct ResidualNetImpl : torch::nn::Module {
       bn->bias.uniform_(-0.2, 0.2);
     }
   }
-  // x: [B, 8, 8, 8] -> [B, 4]; `seen` gets the block's output (before pooling)
+  // x: [B, 8, 8, 8] -> [B, 4]; `block` gets the block's output (before pooling)
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor* block = nullptr) {
     auto h = bn1->forward(conv1->forward(x)).relu_();  // [B, 8, 8, 8]
     auto out = bn2->forward(conv2->forward(h));
     out += h;
     out.relu_();
     if (block != nullptr) *block = out;
-    return fc->forward(torch::adaptive_avg_pool2d(out, {1, 1}).flatten(1));  // [B, 4]
+    auto features = torch::adaptive_avg_pool2d(out, {1, 1}).flatten(1);  // [B, 8]
+    return fc->forward(dropout->forward(features));                      // [B, 4]
   }
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+  torch::nn::Dropout dropout{nullptr};
   torch::nn::Linear fc{nullptr};
 };
 TORCH_MODULE(ResidualNet);
@@ -158,15 +164,11 @@ TEST(Int8Flow, ResidualNetworkRunsInt8BetweenLayersAndReturnsFp32CloseToIt) {
   ResidualNet net;
   net->eval();
   c10::InferenceMode no_grad;
-  std::vector<torch::Tensor> inputs;
-  for (int i = 0; i < 3; ++i) inputs.push_back(torch::randn({4, 8, 8, 8}));
-  std::vector<torch::Tensor> reference, quantized;
-  for (const auto& x : inputs) reference.push_back(net->forward(x).clone());
+  const testing::Forward forward = [&](const torch::Tensor& x) { return net->forward(x); };
+  const auto [inputs, reference] = testing::fp32_reference({4, 8, 8, 8}, forward);
+  std::vector<torch::Tensor> quantized;
   run::Int8Quantizer q(*net);
-  q.calibrate([&] {
-    for (const auto& x : inputs) net->forward(x);
-  });
-  q.quantize();
+  testing::calibrate_and_quantize(q, inputs, forward);
   torch::Tensor block;
   for (const auto& x : inputs) {
     auto y = net->forward(x, &block);

@@ -15,6 +15,7 @@
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
+#include "int8_test_util.h"
 #include "workload_test_util.h"
 
 namespace plumb {
@@ -59,16 +60,12 @@ TEST(Int8Quantizer, QuantizesConvAndLinearCloseToFp32AndRestoresAutocast) {
   TinyNet net;
   net->eval();
   c10::InferenceMode no_grad;
-  std::vector<torch::Tensor> inputs;
-  for (int i = 0; i < 3; ++i) inputs.push_back(torch::randn({4, 3, 8, 8}));
-  std::vector<torch::Tensor> reference, quantized;
-  for (const auto& x : inputs) reference.push_back(net->forward(x).clone());
+  const testing::Forward forward = [&](const torch::Tensor& x) { return net->forward(x); };
+  const auto [inputs, reference] = testing::fp32_reference({4, 3, 8, 8}, forward);
+  std::vector<torch::Tensor> quantized;
   {
     run::Int8Quantizer q(*net);
-    q.calibrate([&] {
-      for (const auto& x : inputs) net->forward(x);
-    });
-    q.quantize();
+    testing::calibrate_and_quantize(q, inputs, forward);
     for (const auto& x : inputs) quantized.push_back(net->forward(x).clone());
     const auto summary = q.summary();
     ASSERT_EQ(summary.quantized.size(), 2u);

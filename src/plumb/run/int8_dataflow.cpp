@@ -23,6 +23,7 @@ FlowOp classify_flow_op(const std::string& name) {
       {"aten::flatten", FlowOp::kPassThrough},
       {"aten::view", FlowOp::kPassThrough},
       {"aten::reshape", FlowOp::kPassThrough},
+      {"aten::dropout", FlowOp::kPassThrough},  // in inference only (see on_start)
       {"aten::add", FlowOp::kAdd},
       {"aten::add_", FlowOp::kAdd},
       {"aten::linear", FlowOp::kLinear},
@@ -104,10 +105,19 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         call.plain = false;
       }
       break;
+    case FlowOp::kPassThrough:
+      // dropout(input, p, train): returns its input unchanged in inference; in training it
+      // has no int8 kernel.
+      if (call.name == "aten::dropout" && (inputs.size() < 3 || inputs[2].toBool()))
+        call.op = FlowOp::kOther;
+      break;
     case FlowOp::kAdd:
       // add(self, other, alpha): both tensors, alpha 1
       call.plain = inputs.size() == 3 && inputs[0].isTensor() && inputs[1].isTensor() &&
                    inputs[2].isScalar() && inputs[2].toScalar().toDouble() == 1.0;
+      // An in-place int8 add rewrites all of self's codes: self must be one dense block.
+      if (call.plain && call.name == "aten::add_")
+        call.plain = inputs[0].toTensor().is_non_overlapping_and_dense();
       break;
     default:
       break;
