@@ -4,10 +4,10 @@
 // output is fp32, and the result stays close to fp32.
 #include <gtest/gtest.h>
 
+#include "int8_test_util.h"
 #include "plumb/run/int8_dataflow.h"
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
-#include "int8_test_util.h"
 
 namespace plumb {
 namespace {

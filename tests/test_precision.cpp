@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "int8_test_util.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/precision.h"
 #include "plumb/profile/op_profile.h"
@@ -15,7 +16,6 @@
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
-#include "int8_test_util.h"
 #include "workload_test_util.h"
 
 namespace plumb {
