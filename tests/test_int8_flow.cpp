@@ -101,6 +101,21 @@ TEST(Int8Flow, ALayerThatIsNotQuantizedAcceptsNoInt8Input) {
   EXPECT_TRUE(plan.adds.empty());              // its first operand is no int8 convolution
 }
 
+// A second add whose first operand is the first add's (fused-ReLU) output: it has no
+// convolution to key its range to, so it runs fp32, and so must everything it reads.
+TEST(Int8Flow, AnAddWhoseFirstOperandIsNoConvolutionsOutputRunsFp32) {
+  auto calls = residual_block();
+  calls.resize(7);                              // up to the block's relu_ (call 6)
+  calls.push_back(call("aten::add_", {6, 2}));  // 7: out += h
+  calls.push_back(call("aten::adaptive_avg_pool2d", {7}));
+  calls.push_back(call("aten::flatten", {8}));
+  calls.push_back(call("aten::linear", {9, -1, -1}, &kFc));
+  const auto plan = run::plan_int8_flow(calls, any_layer);
+  EXPECT_TRUE(plan.adds.empty());
+  EXPECT_FALSE(plan.convs.at(&kW1).int8_out);
+  EXPECT_FALSE(plan.convs.at(&kW2).int8_out);
+}
+
 TEST(Int8Flow, CallsOfOneLayerThatDisagreeGetNoFoldAndNoInt8Output) {
   // The same convolution twice: once into a batch norm, once straight into the classifier.
   std::vector<TracedCall> calls = {

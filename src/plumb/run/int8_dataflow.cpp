@@ -248,10 +248,11 @@ class FlowPlanner {
     }
   }
 
-  // The convolution call whose output call i's output is (i itself, or what it absorbed).
+  // The convolution call whose output call i's output is (i itself, or what it absorbed); -1
+  // for anything else, an add's fused ReLU included.
   int conv_of(int i) const {
     const int c = is_conv(i) ? i : owner_[i];
-    return c >= 0 && last_[c] == i ? c : -1;
+    return c >= 0 && is_conv(c) && last_[c] == i ? c : -1;
   }
 
   // An add is keyed by its first operand's convolution layer: at run time that tensor is the
