@@ -201,6 +201,7 @@ class FlowPlanner {
   Int8FlowPlan plan() {
     absorb();
     key_adds();
+    assume_int8();
     for (;;) {
       propagate();
       if (!agree_per_layer()) break;
@@ -283,8 +284,8 @@ class FlowPlanner {
     }
   }
 
-  // The call that produces the visible output of a group headed by call h (a convolution or a
-  // keyed add), or of an ordinary call.
+  // Groups: a convolution or keyed add with what it absorbed; every other call is a group of
+  // one. A call is visible when no group absorbed it; the group's last call makes its output.
   bool visible(int i) const { return owner_[i] < 0; }
   int head_of_last(int i) const {  // the group whose last call is i, or -1
     if (owner_[i] >= 0) return last_[owner_[i]] == i ? owner_[i] : -1;
@@ -308,21 +309,22 @@ class FlowPlanner {
     }
   }
 
-  // Starts from "every candidate output is int8" and clears what cannot be, until nothing
-  // changes: an output read by an operator without an int8 path, an output nothing reads
-  // (it leaves the traced calls), a pass-through or add whose inputs are not all int8.
-  void propagate() {
-    if (!started_) {
-      for (size_t i = 0; i < calls_.size(); ++i) {
-        const int h = head_of_last(static_cast<int>(i));
-        if (h < 0) continue;
-        const FlowOp op = calls_[h].op;
-        int8_[i] =
-            (op == FlowOp::kConv && is_conv(h)) || (op == FlowOp::kAdd && key_.count(h)) ||
-            (h == static_cast<int>(i) && (op == FlowOp::kRelu || op == FlowOp::kPassThrough));
-      }
-      started_ = true;
+  // The start: every output that could be int8 is (a quantized convolution's, a keyed add's,
+  // a ReLU's or pass-through's that no group absorbed).
+  void assume_int8() {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      const int h = head_of_last(static_cast<int>(i));
+      if (h < 0) continue;
+      const FlowOp op = calls_[h].op;
+      int8_[i] = (op == FlowOp::kConv && is_conv(h)) || (op == FlowOp::kAdd && key_.count(h)) ||
+                 (h == static_cast<int>(i) && (op == FlowOp::kRelu || op == FlowOp::kPassThrough));
     }
+  }
+
+  // Clears what cannot be int8, until nothing changes: an output read by an operator without
+  // an int8 path, an output nothing reads (it leaves the traced calls), a pass-through or add
+  // whose inputs are not all int8.
+  void propagate() {
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < calls_.size(); ++i) {
@@ -373,30 +375,34 @@ class FlowPlanner {
     hi = first ? call.hi : std::max(hi, call.hi);
   }
 
+  // Per layer (its calls agree by now): what it absorbed, whether its output is int8, and the
+  // union of its calls' output ranges; per add key likewise, for the int8 adds only.
   Int8FlowPlan result() const {
     Int8FlowPlan plan;
     for (size_t c = 0; c < calls_.size(); ++c) {
       if (!is_conv(static_cast<int>(c))) continue;
       const bool first = plan.convs.count(calls_[c].weight) == 0;
       ConvFlow& flow = plan.convs[calls_[c].weight];
-      for (size_t i = 0; i < owner_.size(); ++i) {
-        if (owner_[i] != static_cast<int>(c)) continue;
-        if (calls_[i].op == FlowOp::kBatchNorm) {
-          flow.batch_norm = calls_[i].weight;
-          flow.batch_norm_call = static_cast<int>(i);
-        } else {
-          flow.relu = true;
-        }
-      }
       flow.int8_out = int8_[last_[c]];
       widen(flow.lo, flow.hi, calls_[last_[c]], first);
     }
+    for (size_t i = 0; i < calls_.size(); ++i) {  // what each convolution absorbed
+      const int c = owner_[i];
+      if (c < 0 || !is_conv(c)) continue;
+      ConvFlow& flow = plan.convs.at(calls_[c].weight);
+      if (calls_[i].op == FlowOp::kBatchNorm) {
+        flow.batch_norm = calls_[i].weight;
+        flow.batch_norm_call = static_cast<int>(i);
+      } else {
+        flow.relu = true;
+      }
+    }
     for (const auto& [a, key] : key_) {
+      if (!int8_[last_[a]]) continue;
       const bool first = plan.adds.count(key) == 0;
       AddFlow& flow = plan.adds[key];
       flow.relu = last_[a] != a;
       widen(flow.lo, flow.hi, calls_[last_[a]], first);
-      if (!int8_[last_[a]]) plan.adds.erase(key);
     }
     return plan;
   }
@@ -408,7 +414,6 @@ class FlowPlanner {
   std::vector<int> last_;   // per group head: the call whose output the group returns
   std::map<int, const void*> key_;  // keyed adds: add call -> its convolution's weight data
   std::vector<bool> int8_;          // per call: its output may be an int8 tensor
-  bool started_ = false;
 };
 
 }  // namespace

@@ -219,7 +219,10 @@ torch::Tensor conv2d_kernel(const torch::Tensor& input, const torch::Tensor& wei
         "oneDNN's quantized convolution returned shape {} for layer {} (expected {} channels)",
         c10::str(qy.sizes()), layer->path, layer->weight.size(0)));
   auto y = layer->flow.int8_out ? qy : dequantize_activation(qy, layer->out_scale, layer->out_zero);
-  remember(y, layer, layer->flow.relu);
+  // Only what a later kernel looks up: a folded batch norm or a fused ReLU to pass over, or an
+  // int8 output an add may key its range to.
+  if (layer->flow.int8_out || layer->flow.batch_norm != nullptr || layer->flow.relu)
+    remember(y, layer, layer->flow.relu);
   return y;
 }
 
