@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -55,6 +56,9 @@ def geometric_interval(ratios):
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+torch_env = dict(os.environ)
+
+
 def run_plumb(model, mode, batch, dtype):
     out = subprocess.run([args.plumb, "run", model, "--mode", mode, "--batch", str(batch),
                           "--dtype", dtype, "--memory-format", args.memory_format,
@@ -65,6 +69,11 @@ def run_plumb(model, mode, batch, dtype):
     j = json.loads(out)
     if j["status"] != "ok":
         sys.exit(f"plumb run failed: {j['message']}")
+    # PyTorch loads the same OpenBLAS: give it the kernels plumb ran on (plumb replaces
+    # OpenBLAS's generic fallback on a CPU it does not recognise; see docs/benchmarks.md).
+    core = re.search(r"\(OpenBLAS kernels: ([A-Za-z0-9_]+)\)", j["environment"]["blas"])
+    if core:
+        torch_env["OPENBLAS_CORETYPE"] = core.group(1)
     return j["throughput"], j["warmup_iterations"], j["step_time"]["n"]
 
 
@@ -73,7 +82,7 @@ def run_pytorch(model, mode, batch, dtype, warmup, iters):
                           "--mode", mode, "--batch", str(batch), "--threads", str(args.threads),
                           "--dtype", dtype, "--memory-format", args.memory_format,
                           "--warmup", str(warmup), "--iters", str(iters)],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=torch_env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "plumb/platform/blas_check.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
@@ -27,8 +28,11 @@ struct BenchArgs {
   std::string label;  // "resnet50 train batch 8 threads 2"
 };
 
-// Prints the usage and returns nullopt when arguments are missing.
+// Prints the usage and returns nullopt when arguments are missing. First runs the models' GEMMs
+// on the kernels plumb itself runs them on (a restart, on a CPU OpenBLAS did not recognise).
 inline std::optional<BenchArgs> parse_bench_args(int argc, char** argv) {
+  const std::string restart = platform::restart_with_matching_openblas_kernels(argv);
+  if (!restart.empty()) std::fprintf(stderr, "%s\n", restart.c_str());
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s WORKLOAD train|infer BATCH THREADS [ROUNDS=10] [STEPS=3]\n",
                  argv[0]);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plumb/analysis/tune_search.h"
+#include "plumb/platform/blas_check.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/run/tune_trials.h"
@@ -29,6 +30,9 @@ double steady_throughput(const Workload& w, const run::RunOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The GEMMs on the kernels plumb itself runs them on (blas_check.h).
+  const std::string restart = platform::restart_with_matching_openblas_kernels(argv);
+  if (!restart.empty()) std::fprintf(stderr, "%s\n", restart.c_str());
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s WORKLOAD infer|train BATCH THREADS [DTYPES]\n", argv[0]);
     return 2;

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "plumb/platform/blas_check.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/store/results_store.h"
 
@@ -108,6 +109,32 @@ TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
 }
 
 // Without --threads a run uses every CPU this process may use, as LibTorch would, and says so.
+// plumb records which OpenBLAS kernels its GEMMs ran on. Left to itself it never runs the pre-AVX
+// fallback on a CPU with wider vector units (it restarts with the matching ones); a user's own
+// OPENBLAS_CORETYPE is kept, and when it names that fallback the run is warned about. (This
+// test binary does not restart: what OpenBLAS picks here says nothing about plumb.)
+TEST_F(Cli, RunsRecordTheOpenBlasKernelsAndNeverTheFallbackUnasked) {
+  if (platform::detect_blas().core.empty()) GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS";
+  const auto own = plumb_json(quick_run_args());
+  const std::string blas = own["environment"]["blas"];
+  EXPECT_NE(blas.find("(OpenBLAS kernels: "), std::string::npos) << blas;
+  EXPECT_EQ(own["environment"]["warnings"].dump().find("pre-AVX"), std::string::npos)
+      << own["environment"].dump();
+
+  const std::string fix = platform::openblas_core_for("Prescott", platform::detect_cpu_features());
+  ASSERT_EQ(setenv("OPENBLAS_CORETYPE", "Prescott", 1), 0);
+  const Result forced = plumb(quick_run_args() + " --json --db " + db());
+  unsetenv("OPENBLAS_CORETYPE");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  const auto j = nlohmann::json::parse(forced.out);
+  EXPECT_NE(j["environment"]["blas"].get<std::string>().find("(OpenBLAS kernels: Prescott)"),
+            std::string::npos)
+      << j["environment"].dump();
+  const bool warned = j["environment"]["warnings"].dump().find("pre-AVX") != std::string::npos;
+  EXPECT_EQ(warned, !fix.empty()) << j["environment"].dump();
+  EXPECT_EQ(forced.err.find("OPENBLAS_CORETYPE") != std::string::npos, !fix.empty()) << forced.err;
+}
+
 TEST_F(Cli, ThreadsDefaultToTheUsableCpus) {
   std::string args = quick_run_args();
   args.erase(args.find("--threads 1 "), std::string("--threads 1 ").size());

@@ -12,6 +12,11 @@
 #include "plumb/platform/blas_check.h"
 
 int main(int argc, char** argv) {
+  // OpenBLAS chose its kernels when it loaded; on a CPU it did not recognise they are the slow
+  // generic ones, and the fix needs a fresh start (blas_check.h). Returns when none is needed.
+  const std::string restart = plumb::platform::restart_with_matching_openblas_kernels(argv);
+  if (!restart.empty()) std::cerr << restart << '\n';
+
   CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};
   app.require_subcommand(1);
   // A flag given twice takes its last value, so scripts can append overrides.

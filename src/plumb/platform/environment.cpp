@@ -102,7 +102,7 @@ Environment capture_environment(int threads_used, const std::string& device) {
 
   env.libtorch_version = TORCH_VERSION;
   BlasInfo blas = detect_blas();
-  env.blas = blas.library;
+  env.blas = blas_description(blas);
   env.blas_optimized = blas.optimized;
   env.onednn_version = onednn_version();
   env.plumb_version = plumb_version();
