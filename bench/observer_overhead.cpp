@@ -29,7 +29,8 @@ namespace {
 
 // A callback that asks LibTorch for what the observer asks (inputs and outputs, the same
 // scopes) and does nothing with them: what RecordFunction and boxing cost on their own, apart
-// from plumb's work in its callbacks.
+// from plumb's work in its callbacks. Without arguments it asks for neither: RecordFunction
+// alone, so that the difference is what boxing the arguments costs.
 std::unique_ptr<at::ObserverContext> null_start(const at::RecordFunction&) {
   return nullptr;
 }
@@ -37,17 +38,19 @@ void null_end(const at::RecordFunction&, at::ObserverContext*) {}
 
 class NullCallback {
  public:
+  explicit NullCallback(bool arguments = true) : arguments_(arguments) {}
   void attach() {
     handle_ = at::addThreadLocalCallback(
         at::RecordFunctionCallback(&null_start, &null_end)
-            .needsInputs(true)
-            .needsOutputs(true)
+            .needsInputs(arguments_)
+            .needsOutputs(arguments_)
             .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                      at::RecordScope::USER_SCOPE}));
   }
   void detach() { at::removeCallback(handle_); }
 
  private:
+  bool arguments_;
   at::CallbackHandle handle_ = 0;
 };
 
@@ -121,7 +124,7 @@ int main(int argc, char** argv) {
   const auto [call_plain, call_observed] = add_observed;
 
   double calls_per_step = 0;
-  plumb::bench::RoundTimes times, capture, framework;
+  plumb::bench::RoundTimes times, capture, framework, bare;
   double build_s = 0;
   int builds = 0;
   size_t nodes = 0;
@@ -140,9 +143,11 @@ int main(int argc, char** argv) {
         [&](bool tracked) {
           if (tracked) observer.begin_step();
         });
-    NullCallback null_callback;
+    NullCallback null_callback, bare_callback(false);
     framework = plumb::bench::alternate(
         loop, rounds, steps, [&] { null_callback.attach(); }, [&] { null_callback.detach(); });
+    bare = plumb::bench::alternate(
+        loop, rounds, steps, [&] { bare_callback.attach(); }, [&] { bare_callback.detach(); });
     // Graph capture on top of the attached observer, as the last step of a profile pass runs
     // it, and the graph built from what it captured (timed apart: it runs after the step).
     observer.attach();
@@ -171,6 +176,9 @@ int main(int argc, char** argv) {
   plumb::bench::print_rounds(
       args->label + " (a callback that does nothing: LibTorch's RecordFunction and boxing)",
       framework, steps);
+  plumb::bench::print_rounds(
+      args->label + " (the same callback asking for no arguments: RecordFunction without boxing)",
+      bare, steps);
   plumb::bench::print_rounds(args->label + " (graph capture, observer attached in both halves)",
                              capture, steps);
   const double observed = plumb::run::mean_of(capture.plain);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -85,16 +86,25 @@ inline RoundTimes alternate(run::StepLoop& loop, int rounds, int steps,
   return t;
 }
 
-// "plain 12.34 ms, tracked 12.56 ms per step (...); overhead median +1.78% [range ...]"
+// "plain 12.34 ms, tracked 12.56 ms per step (...); overhead median +1.78% [round range ...];
+// geometric mean +1.70% (95% CI ...)": the interval is Student's t over the rounds' log ratios,
+// so a verdict against a target can say whether the rounds' spread allows one.
 inline void print_rounds(const std::string& what, const RoundTimes& t, int steps) {
   const double median_ratio = run::median_of(t.ratios);
+  std::vector<double> logs;
+  for (double r : t.ratios) logs.push_back(std::log(r));
+  const run::Summary log_summary = run::summarize(logs);
+  const double half = log_summary.ci_half_width;  // NaN with one round
   std::printf(
       "%s: plain %.2f ms, tracked %.2f ms per step (means over %zu rounds x %d steps); "
-      "overhead median %+.2f%% [round range %+.2f%% .. %+.2f%%]\n",
+      "overhead median %+.2f%% [round range %+.2f%% .. %+.2f%%]; geometric mean %+.2f%% "
+      "(95%% CI %+.2f%% .. %+.2f%%)\n",
       what.c_str(), 1e3 * run::mean_of(t.plain), 1e3 * run::mean_of(t.tracked), t.ratios.size(),
       steps, 100 * (median_ratio - 1),
       100 * (*std::min_element(t.ratios.begin(), t.ratios.end()) - 1),
-      100 * (*std::max_element(t.ratios.begin(), t.ratios.end()) - 1));
+      100 * (*std::max_element(t.ratios.begin(), t.ratios.end()) - 1),
+      100 * (std::exp(log_summary.mean) - 1), 100 * (std::exp(log_summary.mean - half) - 1),
+      100 * (std::exp(log_summary.mean + half) - 1));
 }
 
 }  // namespace plumb::bench
