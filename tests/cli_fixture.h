@@ -17,6 +17,8 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/platform/blas_check.h"
+
 namespace plumb::testing {
 
 namespace fs = std::filesystem;
@@ -44,6 +46,11 @@ class Cli : public ::testing::Test {
   void SetUp() override {
     char tmpl[] = "/tmp/plumb_cli_XXXXXX";
     dir_ = mkdtemp(tmpl);
+    // What plumb would restart itself with on a CPU OpenBLAS does not know, given up front so
+    // that hundreds of commands do not each load LibTorch twice (the restart has its own test,
+    // which clears this).
+    static const std::string matching = platform::detect_blas().matching_core;
+    if (!matching.empty()) setenv("OPENBLAS_CORETYPE", matching.c_str(), 0);
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -115,6 +115,10 @@ TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
 // test binary does not restart: what OpenBLAS picks here says nothing about plumb.)
 TEST_F(Cli, RunsRecordTheOpenBlasKernelsAndNeverTheFallbackUnasked) {
   if (platform::detect_blas().core.empty()) GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS";
+  const char* given = std::getenv("OPENBLAS_CORETYPE");  // the fixture's, or the user's
+  const bool had = given != nullptr;
+  const std::string saved = had ? given : "";
+  unsetenv("OPENBLAS_CORETYPE");
   const auto own = plumb_json(quick_run_args());
   const std::string blas = own["environment"]["blas"];
   EXPECT_NE(blas.find("(OpenBLAS kernels: "), std::string::npos) << blas;
@@ -124,7 +128,10 @@ TEST_F(Cli, RunsRecordTheOpenBlasKernelsAndNeverTheFallbackUnasked) {
   const std::string fix = platform::openblas_core_for("Prescott", platform::detect_cpu_features());
   ASSERT_EQ(setenv("OPENBLAS_CORETYPE", "Prescott", 1), 0);
   const Result forced = plumb(quick_run_args() + " --json --db " + db());
-  unsetenv("OPENBLAS_CORETYPE");
+  if (had)
+    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+  else
+    unsetenv("OPENBLAS_CORETYPE");
   ASSERT_EQ(forced.code, 0) << forced.err;
   const auto j = nlohmann::json::parse(forced.out);
   EXPECT_NE(j["environment"]["blas"].get<std::string>().find("(OpenBLAS kernels: Prescott)"),
