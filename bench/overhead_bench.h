@@ -32,7 +32,8 @@ struct BenchArgs {
 // Prints the usage and returns nullopt when arguments are missing. First runs the models' GEMMs
 // on the kernels plumb itself runs them on (a restart, on a CPU OpenBLAS did not recognise).
 inline std::optional<BenchArgs> parse_bench_args(int argc, char** argv) {
-  const std::string restart = platform::restart_with_matching_openblas_kernels(argv);
+  const std::string restart =
+      platform::restart_with_matching_openblas_kernels(platform::detect_blas(), argv);
   if (!restart.empty()) std::fprintf(stderr, "%s\n", restart.c_str());
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s WORKLOAD train|infer BATCH THREADS [ROUNDS=10] [STEPS=3]\n",

@@ -31,7 +31,8 @@ double steady_throughput(const Workload& w, const run::RunOptions& o) {
 
 int main(int argc, char** argv) {
   // The GEMMs on the kernels plumb itself runs them on (blas_check.h).
-  const std::string restart = platform::restart_with_matching_openblas_kernels(argv);
+  const std::string restart =
+      platform::restart_with_matching_openblas_kernels(platform::detect_blas(), argv);
   if (!restart.empty()) std::fprintf(stderr, "%s\n", restart.c_str());
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s WORKLOAD infer|train BATCH THREADS [DTYPES]\n", argv[0]);

@@ -30,8 +30,12 @@ int main(int argc, char** argv) {
   // OpenBLAS chose its kernels when it loaded; on a CPU it did not recognise they are the slow
   // generic ones, and the fix needs a fresh start (blas_check.h). Returns when none is needed.
   if (runs_timed_work(argc, argv)) {
-    const std::string restart = plumb::platform::restart_with_matching_openblas_kernels(argv);
+    const auto blas = plumb::platform::detect_blas();
+    const std::string restart = plumb::platform::restart_with_matching_openblas_kernels(blas, argv);
     if (!restart.empty()) std::cerr << restart << '\n';
+    // A reference BLAS makes every number wrong: say so before anything is measured.
+    const std::string warning = plumb::platform::blas_warning(blas);
+    if (!warning.empty()) std::cerr << warning << '\n';
   }
 
   CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};
@@ -62,12 +66,6 @@ int main(int argc, char** argv) {
 #endif
   plumb::cli::add_export_command(app);
   plumb::cli::add_report_command(app);
-
-  // A reference BLAS makes every number wrong: say so before anything is measured.
-  if (runs_timed_work(argc, argv)) {
-    const std::string blas = plumb::platform::blas_warning(plumb::platform::detect_blas());
-    if (!blas.empty()) std::cerr << blas << '\n';
-  }
 
   try {
     app.parse(argc, argv);

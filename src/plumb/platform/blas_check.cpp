@@ -66,9 +66,9 @@ std::string openblas_core_for(const std::string& core, const CpuFeatures& cpu) {
   return "";
 }
 
-std::string restart_with_matching_openblas_kernels(char** argv) {
+std::string restart_with_matching_openblas_kernels(const BlasInfo& loaded, char** argv) {
   if (getenv(kCoreVariable) != nullptr) return "";  // the user's choice, or our own restart
-  const std::string core = detect_blas().matching_core;
+  const std::string& core = loaded.matching_core;
   if (core.empty()) return "";
   setenv(kCoreVariable, core.c_str(), 1);
   execv("/proc/self/exe", argv);

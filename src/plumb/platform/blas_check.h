@@ -44,11 +44,11 @@ std::string openblas_threading_name(int parallel_code);
 // not such a fallback (a known AVX kernel set is OpenBLAS's own choice and is left alone).
 std::string openblas_core_for(const std::string& core, const CpuFeatures& cpu);
 
-// When OpenBLAS fell back to pre-AVX kernels on this CPU and the user has not chosen any
-// (OPENBLAS_CORETYPE unset), sets OPENBLAS_CORETYPE and replaces the process with a fresh
-// start of the same program and arguments. Returns only when nothing needs doing, or with a
-// warning when the restart failed (the process then goes on with the slow kernels).
-std::string restart_with_matching_openblas_kernels(char** argv);
+// When `loaded` (this process's detect_blas()) runs pre-AVX kernels on this CPU and the user has
+// not chosen any (OPENBLAS_CORETYPE unset), sets OPENBLAS_CORETYPE and replaces the process with
+// a fresh start of the same program and arguments. Returns only when nothing needs doing, or
+// with a warning when the restart failed (the process then goes on with the slow kernels).
+std::string restart_with_matching_openblas_kernels(const BlasInfo& loaded, char** argv);
 
 // Multi-line warning text when the BLAS would distort measurements, "" otherwise.
 std::string blas_warning(const BlasInfo& info);
