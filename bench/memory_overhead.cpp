@@ -30,16 +30,16 @@ int main(int argc, char** argv) {
   std::unique_ptr<plumb::profile::AllocationTracker> tracker;
   plumb::run::with_model(*args->workload, args->options, r, [&](plumb::run::StepLoop& loop) {
     plumb::run::warm_up(loop, args->options, r, {});
-    times = plumb::bench::alternate(
-        loop, args->rounds, args->steps,
-        [&] {
-          tracker = std::make_unique<plumb::profile::AllocationTracker>();
-          tracker->start_recording();
-        },
-        [&] {
-          allocations = tracker->stop_recording().allocations.size();
-          tracker.reset();
-        });
+    times = plumb::bench::alternate(loop, args->rounds, args->steps,
+                                    {[&] {
+                                       tracker =
+                                           std::make_unique<plumb::profile::AllocationTracker>();
+                                       tracker->start_recording();
+                                     },
+                                     [&] {
+                                       allocations = tracker->stop_recording().allocations.size();
+                                       tracker.reset();
+                                     }});
   });
   if (r.status != plumb::run::RunStatus::kOk) {
     std::fprintf(stderr, "run failed: %s\n", r.message.c_str());

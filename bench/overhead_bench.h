@@ -1,8 +1,7 @@
 // Shared by the overhead benchmarks (observer, memory tracker): the command line
 // "WORKLOAD train|infer BATCH THREADS [ROUNDS] [STEPS]", and rounds of K plain steps and K
-// steps with some tracking switched on, alternating which half comes first so that drift in
-// machine state (frequency, other tenants) hits both alike. The median of the per-round ratios
-// is the figure reported.
+// steps under each kind of tracking, in a rotating order so that drift in machine state
+// (frequency, other tenants) hits all alike. The per-round ratios are summarised.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plumb/platform/blas_check.h"
@@ -57,34 +57,54 @@ struct RoundTimes {
   std::vector<double> plain, tracked, ratios;  // seconds per step, per round
 };
 
-// `switch_on` / `switch_off` bracket the tracked half of each round; `after_round` runs after
-// both halves (e.g. to read and clear what the tracking collected); `before_step(tracked)`
-// before each step (as plumb profile tells its observer that a step begins).
-inline RoundTimes alternate(run::StepLoop& loop, int rounds, int steps,
-                            const std::function<void()>& switch_on,
-                            const std::function<void()>& switch_off,
-                            const std::function<void()>& after_round = {},
-                            const std::function<void(bool)>& before_step = {}) {
-  RoundTimes t;
+// One kind of tracking to time against plain steps: `switch_on` / `switch_off` bracket its K
+// steps; `before_step` runs before each of them (as plumb profile tells its observer that a step
+// begins); `after_round` after each round (e.g. to read and clear what the tracking collected).
+struct Tracking {
+  Tracking(std::function<void()> on, std::function<void()> off, std::function<void()> after = {},
+           std::function<void()> before = {})
+      : switch_on(std::move(on)),
+        switch_off(std::move(off)),
+        after_round(std::move(after)),
+        before_step(std::move(before)) {}
+  std::function<void()> switch_on, switch_off, after_round, before_step;
+};
+
+// Rounds of K plain steps and K steps under each tracking, in an order that rotates from round
+// to round, so that drift in machine state (frequency, other tenants) hits every condition
+// alike. Each tracking's ratios are to the plain steps of the same round: conditions compared
+// in one run, minutes apart, can differ by more than what they measure.
+inline std::vector<RoundTimes> interleave(run::StepLoop& loop, int rounds, int steps,
+                                          const std::vector<Tracking>& trackings) {
+  const size_t conditions = trackings.size() + 1;  // 0: plain
+  std::vector<RoundTimes> out(trackings.size());
+  std::vector<double> mean(conditions);
   for (int round = 0; round < rounds; ++round) {
-    double t_plain = 0, t_tracked = 0;
-    for (int half = 0; half < 2; ++half) {
-      const bool track = (half == 0) == (round % 2 == 1);
-      if (track) switch_on();
+    for (size_t k = 0; k < conditions; ++k) {
+      const size_t c = (k + static_cast<size_t>(round)) % conditions;
+      const Tracking* t = c == 0 ? nullptr : &trackings[c - 1];
+      if (t != nullptr && t->switch_on) t->switch_on();
       double sum = 0;
       for (int i = 0; i < steps; ++i) {
-        if (before_step) before_step(track);
+        if (t != nullptr && t->before_step) t->before_step();
         sum += loop.step();
       }
-      if (track) switch_off();
-      (track ? t_tracked : t_plain) = sum / steps;
+      if (t != nullptr && t->switch_off) t->switch_off();
+      mean[c] = sum / steps;
     }
-    if (after_round) after_round();
-    t.plain.push_back(t_plain);
-    t.tracked.push_back(t_tracked);
-    t.ratios.push_back(t_tracked / t_plain);
+    for (size_t c = 1; c < conditions; ++c) {
+      if (trackings[c - 1].after_round) trackings[c - 1].after_round();
+      out[c - 1].plain.push_back(mean[0]);
+      out[c - 1].tracked.push_back(mean[c]);
+      out[c - 1].ratios.push_back(mean[c] / mean[0]);
+    }
   }
-  return t;
+  return out;
+}
+
+// One tracking against plain steps, the halves of a round alternating which comes first.
+inline RoundTimes alternate(run::StepLoop& loop, int rounds, int steps, Tracking tracking) {
+  return interleave(loop, rounds, steps, {std::move(tracking)}).front();
 }
 
 // "plain 12.34 ms, tracked 12.56 ms per step (...); overhead median +1.78% [round range ...];

@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 
 #include <c10/core/InferenceMode.h>
 
 #include "fake_workload.h"
 #include "plumb/analysis/breakdown.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/profile/op_category.h"
 #include "plumb/profile/op_observer.h"
 #include "plumb/profile/profiler.h"
+#include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
 #include "workload_test_util.h"
 
@@ -174,6 +178,151 @@ TEST(OpObserver, OutputsAreBoxedOnlyWhileAGroupNeedsThem) {
   }
 }
 
+// The ops of a small training step: two layers, a loss and its backward.
+struct TwoLayerStep {
+  torch::nn::Linear fc1{8, 16}, fc2{16, 4};
+  torch::Tensor x = torch::randn({5, 8});
+  void operator()() {
+    torch::Tensor h, y;
+    {
+      LayerScope scope("fc1");
+      h = scope.output(torch::relu(fc1->forward(x)));
+    }
+    {
+      LayerScope scope("fc2");
+      y = scope.output(fc2->forward(h));
+    }
+    y.pow(2).mean().backward();
+  }
+};
+
+// A step observed and not kept (it learns), then `kept` steps; returns what they recorded, and
+// whether each kept step asked LibTorch for its operators' inputs.
+std::vector<profile::OpStat> observe_steps(profile::OpObserver& observer,
+                                           const std::function<void()>& step, int kept,
+                                           std::vector<bool>* inputs_requested = nullptr) {
+  observer.attach();
+  observer.begin_step();
+  step();
+  EXPECT_TRUE(observer.end_step());
+  observer.discard_counts();
+  for (int i = 0; i < kept; ++i) {
+    observer.begin_step();
+    if (inputs_requested != nullptr) inputs_requested->push_back(observer.inputs_requested());
+    step();
+    EXPECT_TRUE(observer.end_step());
+  }
+  observer.detach();
+  return observer.aggregate(kept);
+}
+
+// Steps that replay the learned calls (no arguments boxed) record exactly what steps that box
+// every call's inputs record: the same groups (name, scope, layer, signature, forward and
+// backward), calls, kinds and costs.
+TEST(OpObserver, ReplayedStepsRecordWhatBoxedStepsRecord) {
+  TwoLayerStep step;
+  profile::OpObserver boxed, replayed;
+  std::vector<bool> boxed_inputs, replayed_inputs;
+  const auto want = observe_steps(boxed, step, 3, &boxed_inputs);
+  replayed.allow_replay(true);
+  const auto got = observe_steps(replayed, step, 3, &replayed_inputs);
+  EXPECT_EQ(boxed_inputs, (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(replayed_inputs, (std::vector<bool>{false, false, false}));
+  EXPECT_EQ(boxed.replayed_steps(), 0);
+  EXPECT_EQ(replayed.replayed_steps(), 3);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_GT(want.size(), 10u);
+  bool backward_in_layer = false;
+  for (const auto& w : want) {
+    const auto g = std::find_if(got.begin(), got.end(), [&](const profile::OpStat& o) {
+      return o.name == w.name && o.scope == w.scope && o.layer == w.layer &&
+             o.signature == w.signature && o.category == w.category;
+    });
+    ASSERT_NE(g, got.end()) << w.name << " " << w.layer << " " << w.signature;
+    EXPECT_EQ(g->calls, w.calls) << w.name;
+    EXPECT_EQ(g->kind, w.kind) << w.name;
+    EXPECT_DOUBLE_EQ(g->flops, w.flops) << w.name;
+    EXPECT_DOUBLE_EQ(g->bytes_read, w.bytes_read) << w.name;
+    EXPECT_DOUBLE_EQ(g->bytes_written, w.bytes_written) << w.name;
+    EXPECT_GT(g->inclusive_s, 0) << w.name;
+    EXPECT_LE(g->self_s, g->inclusive_s * (1 + 1e-9)) << w.name;
+    backward_in_layer = backward_in_layer || (g->scope == "backward" && g->layer == "fc2");
+  }
+  EXPECT_TRUE(backward_in_layer);  // layers replay for backward nodes too
+}
+
+// A replayed step that does not repeat the learned calls (one more call, one fewer, another
+// operator at a position) is dropped whole, and every later step boxes again.
+TEST(OpObserver, AStepThatDoesNotRepeatTheLearnedCallsIsDropped) {
+  const auto a = torch::randn({8, 16}), b = torch::randn({16, 4});
+  const std::vector<std::pair<std::function<void()>, std::function<void()>>> cases = {
+      {[&] { torch::mm(a, b); },
+       [&] {
+         torch::mm(a, b);
+         torch::max(a, 1);
+       }},
+      {[&] {
+         torch::mm(a, b);
+         torch::max(a, 1);
+       },
+       [&] { torch::mm(a, b); }},
+      {[&] { torch::mm(a, b); }, [&] { torch::add(a, a); }},
+  };
+  for (const auto& [learned, different] : cases) {
+    profile::OpObserver observer;
+    observer.allow_replay(true);
+    observer.attach();
+    observer.begin_step();
+    learned();
+    EXPECT_TRUE(observer.end_step());
+    observer.discard_counts();
+    observer.begin_step();
+    EXPECT_FALSE(observer.inputs_requested());
+    learned();
+    EXPECT_TRUE(observer.end_step());  // kept: one step
+    observer.begin_step();
+    EXPECT_FALSE(observer.inputs_requested());
+    different();
+    EXPECT_FALSE(observer.end_step());  // dropped
+    observer.begin_step();
+    EXPECT_TRUE(observer.inputs_requested());
+    different();
+    EXPECT_TRUE(observer.end_step());  // kept, boxed: two steps
+    observer.detach();
+    EXPECT_EQ(observer.replayed_steps(), 1);
+    EXPECT_EQ(observer.dropped_steps(), 1);
+    double calls = 0;
+    for (const auto& op : observer.aggregate(1)) calls += op.calls;
+    // The kept replayed step's calls and the boxed step's; nothing of the dropped one.
+    double want = 0;
+    for (const auto* step : {&learned, &different}) {
+      profile::OpObserver count;
+      count.attach();
+      (*step)();
+      count.detach();
+      for (const auto& op : count.aggregate(1)) want += op.calls;
+    }
+    EXPECT_EQ(calls, want);
+  }
+}
+
+// Replay is for steps whose shapes repeat: never unless the caller allows it, and never for a
+// step that calls an operator whose output shape depends on values.
+TEST(OpObserver, ReplayOnlyWhereShapesRepeat) {
+  const auto a = torch::randn({32});
+  profile::OpObserver not_allowed, value_shaped;
+  std::vector<bool> inputs;
+  observe_steps(
+      not_allowed, [&] { torch::relu(a); }, 2, &inputs);
+  value_shaped.allow_replay(true);
+  observe_steps(
+      value_shaped, [&] { torch::relu(a).nonzero(); }, 2, &inputs);
+  EXPECT_EQ(inputs, (std::vector<bool>{true, true, true, true}));
+  EXPECT_EQ(not_allowed.replayed_steps() + value_shaped.replayed_steps(), 0);
+  EXPECT_TRUE(profile::output_shape_depends_on_values("aten::nonzero"));
+  EXPECT_FALSE(profile::output_shape_depends_on_values("aten::relu"));
+}
+
 TEST(OpObserver, DetachedObserverRecordsNothing) {
   profile::OpObserver observer;
   observer.attach();
@@ -199,6 +348,11 @@ TEST_P(ProfileEveryWorkload, UncostedOperatorsTakeUnderOnePercent) {
   o.max_warmup_iterations = 20;
   auto result = profile::profile_workload(w, o, 2);
   ASSERT_EQ(result.status, run::RunStatus::kOk) << result.message;
+  // Which workloads' kept steps replayed the learned calls (the cost coverage below holds either
+  // way): reported in the test's output.
+  RecordProperty("replayed_steps", result.replayed_steps);
+  std::printf("%s %s: %d of 2 kept steps replayed\n", name.c_str(), mode_name(mode),
+              result.replayed_steps);
   const auto b = analysis::breakdown(result.profile, analysis::GroupBy::kCategory);
   std::string listed;
   for (const auto& op : b.uncosted_ops) listed += " " + op;
@@ -276,6 +430,61 @@ TEST(Profiler, Resnet50GemmWorkMatchesModuleTree) {
   EXPECT_NEAR(gemm_flops / (2 * analytic), 1.0, 0.005);
 }
 
+// A model of a few small operators whose batches have the same shape, or (varying) not.
+class SmallOpsModel : public Model {
+ public:
+  explicit SmallOpsModel(bool varying) : varying_(varying), net_(torch::nn::Linear(6, 3)) {}
+  torch::nn::Module& module() override { return *net_; }
+  Batch make_batch() override {
+    const int64_t rows = varying_ ? 2 + made_++ : 2;
+    return {{torch::randn({rows, 6})}, static_cast<double>(rows)};
+  }
+  double train_step(const Batch& b) override {
+    auto loss = net_->forward(b.tensors[0]).relu().sum();
+    loss.backward();
+    return loss.item<double>();
+  }
+  double infer_step(const Batch& b) override {
+    return net_->forward(b.tensors[0]).sum().item<double>();
+  }
+
+ private:
+  bool varying_;
+  int made_ = 0;
+  torch::nn::Linear net_;
+};
+
+// plumb profile learns the calls on one step it does not keep, then its kept steps replay them
+// when every batch has the same shapes, and box when they do not.
+TEST(Profiler, KeptStepsReplayOnlyWhenTheBatchesShareShapes) {
+  for (bool varying : {false, true}) {
+    Workload w = testing::test_workload_shell("small_ops", "a few small operators", 2);
+    w.build = [varying](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
+      return std::make_unique<SmallOpsModel>(varying);
+    };
+    SmallOpsModel probe(varying);
+    run::StepLoop loop(probe, Mode::kTrain, torch::kCPU);
+    EXPECT_EQ(loop.batches_share_shapes(), !varying);
+    run::RunOptions o;
+    o.workload = "small_ops";
+    o.mode = Mode::kTrain;
+    o.config = w.default_config();
+    o.max_warmup_s = 2;
+    o.max_warmup_iterations = 10;
+    const auto result = profile::profile_workload(w, o, 4);
+    ASSERT_EQ(result.status, run::RunStatus::kOk) << result.message;
+    EXPECT_EQ(result.profiled_s.size(), 4u);
+    EXPECT_GT(result.learning_step_s, 0);
+    EXPECT_EQ(result.replayed_steps, varying ? 0 : 4);
+    EXPECT_TRUE(result.graph_captured);
+    EXPECT_FALSE(result.graph.nodes.empty());
+    double addmm_calls = 0;  // over its groups: varying batches give one per shape
+    for (const auto& op : result.profile.ops)
+      if (op.name == "aten::addmm") addmm_calls += op.calls;
+    EXPECT_DOUBLE_EQ(addmm_calls, 1.0);  // per kept step: the learning step is not counted
+  }
+}
+
 // A workload that fails while it is being observed: the partial profile keeps the steps that
 // completed, and the status says why it is incomplete.
 TEST(Profiler, FailureMidProfileIsReportedNotHidden) {
@@ -288,8 +497,9 @@ TEST(Profiler, FailureMidProfileIsReportedNotHidden) {
   EXPECT_EQ(result.status, run::RunStatus::kError);
   EXPECT_EQ(result.message, "boom");
   ASSERT_GE(result.warmup_s.size(), 15u);
-  ASSERT_LT(result.warmup_s.size(), 19u);
-  const size_t observed = 19 - result.warmup_s.size();  // steps completed after warm-up
+  ASSERT_LT(result.warmup_s.size(), 18u);
+  // Steps completed after warm-up and the learning step.
+  const size_t observed = 18 - result.warmup_s.size();
   EXPECT_EQ(result.profiled_s.size(), observed);
   EXPECT_EQ(result.profile.steps, static_cast<int>(observed));
 }

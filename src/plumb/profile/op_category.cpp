@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <utility>
 
 namespace plumb::profile {
@@ -161,6 +162,27 @@ OpCategory categorize(const std::string& op_name) {
     if (base.find(pattern) != std::string::npos) return rule.category;
   }
   return OpCategory::kOther;
+}
+
+bool output_shape_depends_on_values(const char* op_name) {
+  // Exact names: the dispatcher's, as the observer sees them. Reading a scalar (item()) is not
+  // here: every training step reads its loss. A value that changes which operators run changes
+  // the calls, and that a replayed step notices.
+  static const char* const kValueShaped[] = {"aten::nonzero",
+                                             "aten::nonzero_numpy",
+                                             "aten::argwhere",
+                                             "aten::masked_select",
+                                             "aten::_unique",
+                                             "aten::_unique2",
+                                             "aten::unique_dim",
+                                             "aten::unique_consecutive",
+                                             "aten::unique_dim_consecutive",
+                                             "aten::repeat_interleave",
+                                             "aten::bincount",
+                                             "aten::_pack_padded_sequence",
+                                             "torchvision::nms"};
+  return std::any_of(std::begin(kValueShaped), std::end(kValueShaped),
+                     [&](const char* name) { return std::strcmp(name, op_name) == 0; });
 }
 
 }  // namespace plumb::profile

@@ -34,4 +34,9 @@ const std::vector<OpCategory>& all_categories();
 // their layer scope, not from their name.
 OpCategory categorize(const std::string& op_name);
 
+// Whether an operator's output shape depends on the values of its inputs (nonzero, unique,
+// masked_select, nms, packing padded sequences by their lengths ...): a model that calls one can
+// repeat its calls step after step with different shapes.
+bool output_shape_depends_on_values(const char* op_name);
+
 }  // namespace plumb::profile

@@ -30,12 +30,16 @@ struct Frame {
   // The outermost operator's name. Its RecordFunction is still open while any frame below
   // it runs, so the pointer stays valid for as long as this frame needs it.
   const char* root_name = nullptr;
-  int record = -1;  // index of this call in the captured graph calls (-1: not capturing)
+  int record = -1;    // index of this call in the captured graph calls (-1: not capturing)
+  int position = -1;  // in the step's recorded or replayed calls (-1: neither)
+  bool dead = false;  // opened after a replayed step stopped repeating: ignored
 };
 
 OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
 std::mutex g_mutex;                // callbacks may run on threads the autograd engine spawns
 thread_local std::vector<Frame> t_stack;
+// The observer whose steps this thread runs (set by begin_step): replay follows one thread.
+thread_local const OpObserver* t_stepping = nullptr;
 thread_local int t_thread_index = -1;  // for trace events; assigned on the first one
 int g_threads_seen = 0;
 
@@ -75,16 +79,106 @@ void append_tensor_ids(const c10::IValue& v, std::vector<OpObserver::TensorId>& 
   }
 }
 
+// Kernels call small operators inside themselves (allocations, views, a bag-size subtraction,
+// sometimes a copy), so "has children" does not mean "its work is counted below". An operator
+// is composite when the operators below it account for at least half of its own arithmetic (or,
+// for one without arithmetic, half of its data movement), or when it has no cost function and
+// something below it did work. Otherwise it is a leaf and carries its own cost; the small
+// internal ops are then also counted as what they are (a slight over-count, where treating the
+// kernel as composite would drop nearly all of its work).
+bool is_composite(const Frame& frame, const OpCost& own) {
+  // Autograd nodes are never operators of their own: their work, if any, is in the operators
+  // they call, and their self time is autograd bookkeeping.
+  if (frame.autograd_node) return true;
+  if (!own.costed) return frame.below_flops > 0 || frame.below_bytes > 0;
+  if (own.flops > 0) return frame.below_flops >= 0.5 * own.flops;
+  return frame.below_flops > 0 ||
+         (frame.below_bytes > 0 && frame.below_bytes >= 0.5 * (own.bytes_read + own.bytes_written));
+}
+
+// What a finished call hands to the operator around it: the work counted below it, and its own
+// unless it is composite.
+void pass_work_up(const Frame& frame, const OpCost& own, bool composite, Frame* parent) {
+  if (parent == nullptr) return;
+  parent->below_flops += frame.below_flops + (composite ? 0 : own.flops);
+  parent->below_bytes += frame.below_bytes + (composite ? 0 : own.bytes_read + own.bytes_written);
+}
+
 Frame* innermost_op_frame() {
   for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
     if (!it->user_scope) return &*it;
   return nullptr;
 }
 
+// Position of the innermost open frame in the step's calls: a call's place in the nesting.
+int enclosing_position() {
+  return t_stack.empty() ? -1 : t_stack.back().position;
+}
+
+// A replayed step: the call at this position must be the recorded one (same name, same
+// enclosing call, scope or not); it then takes the recorded layer and group. Anything else ends
+// the replay: this frame and all later ones are dead, and end_step drops the step.
+void replay_start(const at::RecordFunction& fn, const OpObserver& obs, OpObserver::Replay& replay) {
+  Frame frame;
+  frame.dead = true;
+  if (t_stepping != &obs || replay.failed.load(std::memory_order_relaxed)) {
+    replay.failed = true;
+    t_stack.push_back(frame);
+    return;
+  }
+  const size_t position = replay.next++;
+  const OpObserver::RecordedCall* recorded =
+      position < replay.calls.size() ? &replay.calls[position] : nullptr;
+  const char* name = fn.name();
+  if (recorded == nullptr || recorded->parent != enclosing_position() ||
+      (recorded->totals == nullptr) != (fn.scope() == at::RecordScope::USER_SCOPE) ||
+      (name != recorded->name && hash_text(name, 0) != recorded->name_hash)) {
+    replay.failed = true;
+    t_stack.push_back(frame);
+    return;
+  }
+  frame.dead = false;
+  frame.position = static_cast<int>(position);
+  frame.user_scope = recorded->totals == nullptr;
+  frame.layer = recorded->layer;
+  frame.backward = recorded->backward;
+  frame.autograd_node = recorded->autograd_node;
+  frame.totals = recorded->totals;
+  frame.start_ns = steady_now_ns();
+  t_stack.push_back(frame);
+}
+
+// Recorded in a boxing step that replay may follow (call with g_mutex held).
+void record_call(OpObserver& obs, Frame& frame, const char* name, at::RecordScope fn_scope) {
+  auto& replay = obs.replay();
+  if (!replay.recording) return;
+  if (t_stepping != &obs) {
+    replay.refused = true;  // calls on two threads interleave: positions would not repeat
+    return;
+  }
+  OpObserver::RecordedCall call;
+  // Only a dispatched operator's name is its schema's own string, alive as long as the operator;
+  // an autograd node's or a scope's is rebuilt per call, and its address may come back holding
+  // another name.
+  call.name = fn_scope == at::RecordScope::FUNCTION ? name : nullptr;
+  call.name_hash = hash_text(name, 0);
+  call.parent = enclosing_position();
+  call.layer = frame.layer;
+  call.totals = frame.totals;
+  call.backward = frame.backward;
+  call.autograd_node = frame.autograd_node;
+  frame.position = static_cast<int>(replay.calls.size());
+  replay.calls.push_back(call);
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   OpObserver* obs = g_attached;
   if (obs == nullptr || t_in_callback) return nullptr;
   CallbackGuard guard;
+  if (obs->replay().replaying) {
+    replay_start(fn, *obs, obs->replay());
+    return nullptr;
+  }
   Frame frame;
   const Frame* parent = t_stack.empty() ? nullptr : &t_stack.back();
   frame.layer = parent != nullptr ? parent->layer : 0;
@@ -94,6 +188,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     {
       std::lock_guard<std::mutex> lock(g_mutex);
       frame.layer = obs->intern_layer(fn.name());
+      record_call(*obs, frame, fn.name(), fn.scope());
     }
     frame.start_ns = steady_now_ns();
     t_stack.push_back(frame);
@@ -129,8 +224,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       totals.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
       totals.key = {totals.call.name, obs->layer_name(frame.layer), signature(totals.call),
                     frame.root_name, frame.backward};
+      if (output_shape_depends_on_values(fn.name())) obs->replay().refused = true;
     }
     frame.totals = &totals;
+    record_call(*obs, frame, fn.name(), fn.scope());
     if (obs->capturing_graph()) {
       OpObserver::CallRecord record;
       record.totals = &totals;
@@ -155,6 +252,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const int64_t end = steady_now_ns();
   const Frame frame = t_stack.back();
   t_stack.pop_back();
+  if (frame.dead) return;
   if (frame.user_scope) {
     if (obs->recording_events()) {
       std::lock_guard<std::mutex> lock(g_mutex);
@@ -166,6 +264,22 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const int64_t inclusive = end - frame.start_ns;
   Frame* parent = innermost_op_frame();
   if (parent != nullptr) parent->child_ns += inclusive;
+  auto& replay = obs->replay();
+  if (replay.replaying) {
+    // The group's cost is known (its first call was in the recorded step): no lock, no
+    // arguments; end_step adds the step's times to the groups if the whole step repeated.
+    const OpCost& own = frame.totals->cost;
+    const bool composite = is_composite(frame, own);
+    replay.step[static_cast<size_t>(frame.position)] = {inclusive - frame.child_ns, inclusive,
+                                                        composite, true};
+    if (obs->recording_events()) {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      obs->events().push_back(
+          {frame.totals, frame.layer, frame.start_ns, inclusive, thread_index()});
+    }
+    pass_work_up(frame, own, composite, parent);
+    return;
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   auto& totals = *frame.totals;
   if (!totals.cost_known) {
@@ -184,28 +298,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
       obs->note_outputs_missed();
     }
   }
-  // Kernels call small operators inside themselves (allocations, views, a bag-size
-  // subtraction, sometimes a copy), so "has children" does not mean "its work is counted
-  // below". An operator is composite when the operators below it account for at least half
-  // of its own arithmetic (or, for one without arithmetic, half of its data movement), or when
-  // it has no cost function and something below it did work. Otherwise it is a leaf and carries
-  // its own cost; the small internal ops are then also counted as what they are (a slight
-  // over-count, where treating the kernel as composite would drop nearly all of its work).
   const OpCost& own = totals.cost;
-  const double own_bytes = own.bytes_read + own.bytes_written;
-  bool composite;
-  if (frame.autograd_node) {
-    // Autograd nodes are never operators of their own: their work, if any, is in the operators
-    // they call, and their self time is autograd bookkeeping.
-    composite = true;
-  } else if (!own.costed) {
-    composite = frame.below_flops > 0 || frame.below_bytes > 0;
-  } else if (own.flops > 0) {
-    composite = frame.below_flops >= 0.5 * own.flops;
-  } else {
-    composite =
-        frame.below_flops > 0 || (frame.below_bytes > 0 && frame.below_bytes >= 0.5 * own_bytes);
-  }
+  const bool composite = is_composite(frame, own);
   totals.composite = totals.composite || composite;
   ++totals.calls;
   if (obs->recording_events())
@@ -219,10 +313,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
     record.inclusive_ns = inclusive;
     for (const auto& v : fn.outputs()) append_tensor_ids(v, record.outputs);
   }
-  if (parent != nullptr) {
-    parent->below_flops += frame.below_flops + (composite ? 0 : own.flops);
-    parent->below_bytes += frame.below_bytes + (composite ? 0 : own_bytes);
-  }
+  pass_work_up(frame, own, composite, parent);
 }
 
 }  // namespace
@@ -254,16 +345,30 @@ OpObserver::~OpObserver() {
   detach();
 }
 
-void OpObserver::register_callback(bool outputs) {
+void OpObserver::register_callback(bool inputs, bool outputs) {
   if (handle_ != 0) at::removeCallback(handle_);
   handle_ = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
+          .needsInputs(inputs)
           .needsOutputs(outputs)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
                    at::RecordScope::USER_SCOPE}));
+  inputs_requested_ = inputs;
   outputs_requested_ = outputs;
 }
+
+namespace {
+// Forgets the recorded calls (they point into the table); a refusal survives unless the table
+// itself is cleared, since the groups that caused it are still there.
+void reset_replay(OpObserver::Replay& replay, bool keep_refusal) {
+  replay.recording = replay.replaying = replay.ready = replay.given_up = false;
+  if (!keep_refusal) replay.refused = false;
+  replay.calls.clear();
+  replay.step.clear();
+  replay.next = 0;
+  replay.failed = false;
+}
+}  // namespace
 
 void OpObserver::attach() {
   PLUMB_ASSERT(g_attached == nullptr, "an OpObserver is already attached");
@@ -271,35 +376,101 @@ void OpObserver::attach() {
   t_stack.clear();
   outputs_missed_ = false;
   first_step_ = true;
-  register_callback(true);
+  step_open_ = false;
+  reset_replay(replay_, true);
+  register_callback(true, true);
 }
 
 void OpObserver::begin_step() {
   PLUMB_ASSERT(handle_ != 0, "begin_step on a detached OpObserver");
-  bool outputs;
+  if (step_open_) end_step();
+  t_stepping = this;
+  bool inputs, outputs;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     layer_of_sequence_.clear();
+    Replay& r = replay_;
+    const bool may_replay = replay_allowed_ && !r.refused && !r.given_up;
+    // A step that captures the graph needs every tensor; one after a missed group needs outputs.
+    r.replaying = may_replay && r.ready && !capturing_ && !outputs_missed_;
+    r.recording = may_replay && !r.ready;
+    if (r.recording) r.calls.clear();
+    if (r.replaying) {
+      r.step.assign(r.calls.size(), ReplayedCall{});
+      r.next = 0;
+      r.failed = false;
+    }
+    inputs = !r.replaying;
     // The first step after attaching meets every group for the first time.
-    outputs = first_step_ || capturing_ || outputs_missed_;
+    outputs = inputs && (first_step_ || capturing_ || outputs_missed_);
     outputs_missed_ = false;
     first_step_ = false;
   }
-  if (outputs != outputs_requested_) register_callback(outputs);
+  step_open_ = true;
+  if (inputs != inputs_requested_ || outputs != outputs_requested_)
+    register_callback(inputs, outputs);
+}
+
+bool OpObserver::end_step() {
+  if (!step_open_) return true;
+  step_open_ = false;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  Replay& r = replay_;
+  if (r.recording) {
+    r.recording = false;
+    r.ready = !r.refused && !r.calls.empty();
+    return true;
+  }
+  if (!r.replaying) return true;
+  r.replaying = false;
+  bool repeated = !r.failed && r.next == r.calls.size();
+  for (size_t i = 0; repeated && i < r.calls.size(); ++i)
+    repeated = r.calls[i].totals == nullptr || r.step[i].seen;
+  if (!repeated) {
+    // Which calls of this step belong to which group is unknown past the first difference:
+    // keep nothing of it, and box from now on.
+    r.given_up = true;
+    r.ready = false;
+    ++dropped_steps_;
+    return false;
+  }
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    Totals* totals = r.calls[i].totals;
+    if (totals == nullptr) continue;
+    const ReplayedCall& call = r.step[i];
+    ++totals->calls;
+    totals->self_ns += call.self_ns;
+    totals->inclusive_ns += call.inclusive_ns;
+    totals->composite = totals->composite || call.composite;
+  }
+  ++replayed_steps_;
+  return true;
 }
 
 void OpObserver::detach() {
   if (handle_ == 0) return;
+  end_step();
   at::removeCallback(handle_);
   handle_ = 0;
   g_attached = nullptr;
   t_stack.clear();
+  if (t_stepping == this) t_stepping = nullptr;
 }
 
 void OpObserver::clear() {
   std::lock_guard<std::mutex> lock(g_mutex);
   table_.clear();
   layer_of_sequence_.clear();
+  reset_replay(replay_, false);
+}
+
+void OpObserver::discard_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& entry : table_) {
+    Totals& t = entry.second;
+    t.calls = 0;
+    t.self_ns = t.inclusive_ns = 0;
+  }
 }
 
 double OpObserver::total_self_seconds() const {
@@ -317,6 +488,7 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
   out.reserve(table_.size());
   for (const auto& entry : table_) {
     const Totals& t = entry.second;
+    if (t.calls == 0) continue;  // met only in a step whose counts were discarded
     const Key& key = t.key;
     OpStat s;
     s.name = key.name;

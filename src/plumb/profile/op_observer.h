@@ -9,6 +9,7 @@
 // Profiling passes are separate from timing passes: the runner never attaches an observer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,7 +40,30 @@ class OpObserver {
   // they are needed: on the first step, on a graph-capture step, and after a step that met an
   // operator group whose cost needs them (a group reads its outputs once, for its cost; boxing
   // them costs every call).
+  //
+  // With replay allowed (allow_replay), a step that boxes its inputs also records its calls in
+  // order (name, enclosing call, layer, group). Once such a step has ended cleanly, later steps
+  // ask LibTorch for no arguments at all: each call is matched by position to the recorded one
+  // and takes its group. Boxing every call's inputs into IValues is most of what observing a
+  // model of many small operators costs; replay drops it. A step that does not repeat the
+  // recorded calls (a different name or nesting at some position, more or fewer calls, a call
+  // on another thread) is dropped by end_step, and every later step boxes again.
   void begin_step();
+  // Ends the step begun by begin_step. Returns false when a replayed step did not repeat the
+  // recorded calls: nothing it observed is kept (step it again). begin_step and detach end a
+  // step left open.
+  bool end_step();
+  // Replay is only sound when a step's shapes repeat: the caller allows it when every batch
+  // has the same shapes. The observer itself refuses it when a step calls an operator whose
+  // output shape depends on values (nonzero, unique, nms ...), or calls operators on a thread
+  // other than the stepping one.
+  void allow_replay(bool on) { replay_allowed_ = on; }
+  bool inputs_requested() const { return inputs_requested_; }
+  int replayed_steps() const { return replayed_steps_; }
+  int dropped_steps() const { return dropped_steps_; }
+  // Zeroes every group's calls and times but keeps the groups, their costs and the recorded
+  // calls: a profile pass observes one step to learn the calls, then times the steps it keeps.
+  void discard_counts();
   bool outputs_requested() const { return outputs_requested_; }
   // A group was first met on a step without outputs: its cost waits for the next step.
   void note_outputs_missed() { outputs_missed_ = true; }
@@ -111,6 +135,34 @@ class OpObserver {
   };
   // Starts (clearing what was captured) or stops capturing.
   void capture_graph(bool on);
+
+  // Replay state, shared with the callbacks. A call or layer scope of the recorded step, at its
+  // position in the step (user scopes count too, so that layers replay as well).
+  struct RecordedCall {
+    const char* name = nullptr;  // a dispatched operator's name (its schema's string), or null
+    uint64_t name_hash = 0;      // compared when the pointer differs or is null
+    int parent = -1;             // position of the enclosing call or scope (-1: none)
+    int layer = 0;
+    Totals* totals = nullptr;  // null: a layer scope
+    bool backward = false, autograd_node = false;
+  };
+  struct ReplayedCall {
+    int64_t self_ns = 0, inclusive_ns = 0;
+    bool composite = false;
+    bool seen = false;
+  };
+  struct Replay {
+    bool recording = false;  // this boxing step records its calls
+    bool replaying = false;  // this step matches calls to the recorded ones
+    bool ready = false;      // a recorded step ended cleanly: later steps may replay
+    bool refused = false;    // a value-dependent shape or a call off the stepping thread
+    bool given_up = false;   // a replayed step did not repeat: box from now on
+    std::vector<RecordedCall> calls;
+    std::vector<ReplayedCall> step;  // this replayed step's times, by position
+    size_t next = 0;                 // position of the next call in this step
+    std::atomic<bool> failed{false};
+  };
+  Replay& replay() { return replay_; }
   bool capturing_graph() const { return capturing_; }
   std::vector<CallRecord>& graph_calls() { return graph_calls_; }
   const std::vector<CallRecord>& graph_calls() const { return graph_calls_; }
@@ -127,9 +179,14 @@ class OpObserver {
   std::vector<CallRecord> graph_calls_;
   at::CallbackHandle handle_ = 0;
   bool outputs_requested_ = false;
+  bool inputs_requested_ = true;
   bool outputs_missed_ = false;
   bool first_step_ = true;
-  void register_callback(bool outputs);
+  bool step_open_ = false;
+  bool replay_allowed_ = false;
+  int replayed_steps_ = 0, dropped_steps_ = 0;
+  Replay replay_;
+  void register_callback(bool inputs, bool outputs);
 };
 
 }  // namespace plumb::profile

@@ -22,6 +22,11 @@ struct ProfileResult {
   int threads = 1;
   std::vector<double> warmup_s;    // warm-up iterations (observer detached)
   std::vector<double> profiled_s;  // observed steps (observer attached)
+  // The observed step before them, not kept: it learns the calls (and captures the graph).
+  double learning_step_s = 0;
+  // Kept steps that replayed the learned calls instead of boxing every operator's arguments
+  // (OpObserver::allow_replay); the others boxed.
+  int replayed_steps = 0;
   bool steady_detected = false;
   std::vector<std::string> warnings;
   StepProfile profile;
@@ -29,15 +34,16 @@ struct ProfileResult {
   // and that step's wall time.
   std::vector<TraceEvent> trace;
   double trace_step_s = 0;
-  // The data-flow graph of the first observed step (empty nodes when not captured); the trace,
-  // when asked for, is of the last one.
+  // The data-flow graph of the learning step (empty nodes when not captured); the trace, when
+  // asked for, is of the last kept step.
   bool graph_captured = false;
   StepGraph graph;
   double units_per_step = 0;
   std::string throughput_unit;
 };
 
-// `options.threads` is the one thread count of this pass; `steps` observed steps; with
+// `options.threads` is the one thread count of this pass; `steps` observed steps kept, after
+// one that learns the calls; with
 // `trace`, the last of them is also recorded call by call (ProfileResult::trace); with
 // `graph`, its data-flow graph is captured (ProfileResult::graph).
 ProfileResult profile_workload(const Workload& workload, const run::RunOptions& options, int steps,

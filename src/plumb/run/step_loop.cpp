@@ -1,6 +1,7 @@
 // Shared measurement machinery: step loop, warm-up, failure mapping (see step_loop.h).
 #include "plumb/run/step_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -54,6 +55,21 @@ StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t 
     batches_.push_back(prepare_ ? prepare_(model_.make_batch()) : model_.make_batch());
   }
   units_ = batches_.front().units;
+}
+
+bool StepLoop::batches_share_shapes() const {
+  const auto same = [](const Batch& a, const Batch& b) {
+    if (a.tensors.size() != b.tensors.size()) return false;
+    for (size_t i = 0; i < a.tensors.size(); ++i) {
+      const torch::Tensor &x = a.tensors[i], &y = b.tensors[i];
+      if (x.defined() != y.defined()) return false;
+      if (x.defined() && (x.sizes() != y.sizes() || x.scalar_type() != y.scalar_type()))
+        return false;
+    }
+    return true;
+  };
+  return std::all_of(batches_.begin(), batches_.end(),
+                     [&](const Batch& b) { return same(b, batches_.front()); });
 }
 
 std::optional<Batch> StepLoop::batch_of(int64_t examples) {

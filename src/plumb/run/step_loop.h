@@ -48,6 +48,9 @@ class StepLoop {
   double last_value() const { return last_value_; }
   Model& model() { return model_; }
   const std::vector<Batch>& batches() const { return batches_; }
+  // Whether every batch of the pool has the same tensors (count, shapes, dtypes): then a
+  // shape-static model runs the same calls on the same shapes every step.
+  bool batches_share_shapes() const;
 
  private:
   Model& model_;
