@@ -11,6 +11,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/version.h"
 #include "plumb/platform/blas_check.h"
+#include "plumb/platform/memory_cap.h"
 
 namespace {
 
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
     // A reference BLAS makes every number wrong: say so before anything is measured.
     const std::string warning = plumb::platform::blas_warning(blas);
     if (!warning.empty()) std::cerr << warning << '\n';
+    // A batch too large for the machine then fails its allocation (an out-of-memory run that
+    // says so) instead of being killed by the kernel later, mid-suite.
+    const std::string cap = plumb::platform::cap_data_segment_to_available_memory();
+    if (!cap.empty()) std::cerr << "warning: " << cap << '\n';
   }
 
   CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};

@@ -9,6 +9,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
+#include "plumb/platform/memory_cap.h"
 #include "plumb/profile/allocation_tracker.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/runner.h"
@@ -16,20 +17,6 @@
 
 namespace plumb::profile {
 namespace {
-
-// A "Key:   1234 kB" field of a /proc file, in bytes; -1 when absent.
-int64_t proc_kib_field(const char* path, const std::string& key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream fields(line.substr(key.size() + 1));
-    int64_t kib = -1;
-    fields >> kib;
-    return kib < 0 ? -1 : kib * 1024;
-  }
-  return -1;
-}
 
 // Resets the kernel's peak-resident-set counter (VmHWM) to the current resident set.
 bool reset_peak_rss() {
@@ -87,7 +74,7 @@ KnownAllocations identify(const AllocationTracker& tracker, run::StepLoop& loop)
 }  // namespace
 
 int64_t available_memory_bytes() {
-  const int64_t bytes = proc_kib_field("/proc/meminfo", "MemAvailable");
+  const int64_t bytes = platform::proc_kib_field("/proc/meminfo", "MemAvailable");
   return bytes < 0 ? 0 : bytes;
 }
 
@@ -116,7 +103,7 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   // has not timed a run before, as plumb memory's: docs/memory.md).
   if (o.heap == HeapPolicy::kReturn) run::return_freed_memory_to_kernel();
   const bool rss_reset = reset_peak_rss();
-  const int64_t rss_before = proc_kib_field("/proc/self/status", "VmRSS");
+  const int64_t rss_before = platform::proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings
   {
     AllocationTracker tracker(static_cast<size_t>(machine_limit));
@@ -141,7 +128,7 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
         /*batch_pool=*/1);
     p.tracked_peak = static_cast<int64_t>(tracker.peak_live_bytes());
   }
-  const int64_t hwm = proc_kib_field("/proc/self/status", "VmHWM");
+  const int64_t hwm = platform::proc_kib_field("/proc/self/status", "VmHWM");
   if (rss_reset && rss_before >= 0 && hwm >= 0) {
     p.rss_peak_growth = hwm - rss_before;
   } else {

@@ -1,0 +1,24 @@
+// The process's memory ceiling. Linux overcommits: a tensor larger than the machine's memory is
+// allocated, and the kernel's OOM killer ends plumb later, without a message, taking a suite's
+// remaining workloads with it. Capping the data segment (RLIMIT_DATA) near the memory available
+// makes that allocation fail instead, which plumb reports as an out-of-memory run ("try a
+// smaller --batch") before going on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace plumb::platform {
+
+// A "Key:   1234 kB" field of a /proc file (/proc/meminfo, /proc/self/status), in bytes; -1 when
+// the file or the field is missing.
+int64_t proc_kib_field(const char* path, const std::string& key);
+
+// Caps the data segment at what the process uses now plus `headroom_bytes`, unless a lower cap
+// is already set (a user's `ulimit -d` is kept). Returns "" on success, else why it could not.
+std::string cap_data_segment(int64_t headroom_bytes);
+
+// The cap plumb sets for commands that run models: the memory available now (MemAvailable).
+std::string cap_data_segment_to_available_memory();
+
+}  // namespace plumb::platform
