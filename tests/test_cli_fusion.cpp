@@ -72,5 +72,24 @@ TEST_F(Cli, FusionRefusesAProfileStoredBeforeGraphCapture) {
   expect_usage_error("analyze fusion resnet50 --top 0 --db " + db(), "--top");
 }
 
+// Operator times come from the host clock and the roofs and fused kernels are the CPU's, so
+// these commands refuse a GPU whether or not the machine has one, before the store is opened.
+TEST_F(Cli, CommandsWithCpuFiguresRefuseAGpuDevice) {
+  {
+    auto store = store::ResultsStore::open(db());
+    save_fake_profile(*store,
+                      FakeProfile("resnet50", "infer", 1, {FakeOp("aten::conv2d", "Conv", 0.01)}));
+  }
+  const std::string before = slurp(db());
+  const std::string tail = " --db " + db();
+  expect_usage_error("analyze fusion resnet50 --mode infer --device cuda" + tail, "host clock");
+  expect_usage_error("analyze fusion resnet50 --mode infer --device cuda" + tail, "CPU's roofs");
+  expect_usage_error("profile autoenc --device cuda:0" + tail, "times kernel launches");
+  expect_usage_error("roofline autoenc --device cuda" + tail, "host clock");
+  expect_usage_error("gemm autoenc --device cuda" + tail, "CPU's GEMM libraries");
+  expect_usage_error("memory autoenc --device cuda" + tail, "CUDA allocator");
+  EXPECT_EQ(slurp(db()), before) << "nothing written";
+}
+
 }  // namespace
 }  // namespace plumb::testing

@@ -173,6 +173,9 @@ void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
       ->capture_default_str();
   add_config_options(*cmd, *overrides);
   add_measure_options(*cmd, f->measure, 60, 30, SamplingOptions::kWithout);
+  restrict_device_to_cpu(*cmd, fmt::format("the projections use the CPU's roofs, the fused kernels "
+                                           "are timed on the CPU, and {}",
+                                           kOperatorTimesOnTheHost));
   cmd->callback([f, overrides, &exit_code] {
     if (f->top < 1) throw UsageError("--top must be at least 1");
     if (f->mining.max_nodes < 2 || f->mining.max_nodes > 6)

@@ -148,6 +148,7 @@ json run_worker(const DistSpec& s, const run::WorldInfo& world) {
                                   {"seconds", a.seconds},
                                   {"algorithm_bytes_per_s", a.algorithm_bytes_per_s},
                                   {"bus_bytes_per_s", a.bus_bytes_per_s}});
+  run::leave_process_group(group, device);
   return out;
 }
 

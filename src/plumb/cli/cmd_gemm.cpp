@@ -139,6 +139,7 @@ void add_gemm_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--suite-size", overrides->suite_size,
                 "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
   add_measure_options(*cmd, f->measure, 60, 20, SamplingOptions::kWithout);
+  restrict_device_to_cpu(*cmd, "the shapes are timed with the CPU's GEMM libraries");
   cmd->add_option("--dtypes", f->gemm_dtypes, "Precisions each GEMM shape is measured in")
       ->capture_default_str();
   cmd->add_option("--top", f->top, "Measure the K shapes with the largest share of time")

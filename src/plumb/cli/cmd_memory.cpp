@@ -276,6 +276,10 @@ void add_memory_command(CLI::App& app, int& exit_code) {
                 "~2x slower)");
   add_measure_options(*cmd, flags->measure, run::RunOptions{}.max_time_s,
                       run::RunOptions{}.max_warmup_s, SamplingOptions::kNone);
+  restrict_device_to_cpu(*cmd,
+                         "plumb tracks LibTorch's CPU allocator, and a model on a GPU keeps its "
+                         "tensors in the CUDA allocator (plumb dist --device cuda reports a GPU "
+                         "worker's peak memory)");
   add_config_options(*cmd, *overrides, BatchOption::kNone);
   cmd->callback([name, flags, overrides, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
@@ -286,10 +290,6 @@ void add_memory_command(CLI::App& app, int& exit_code) {
     std::optional<int64_t> limit;
     if (!flags->memory_limit.empty())
       limit = parse_byte_size("--memory-limit", flags->memory_limit);
-    if (flags->measure.run.device != "cpu")
-      throw UsageError(fmt::format(
-          "plumb memory tracks the CPU allocator only; --device {} is not supported yet",
-          flags->measure.run.device));
     if (flags->warmup_steps < 1)
       throw UsageError(
           fmt::format("--warmup-steps must be at least 1, got {}", flags->warmup_steps));

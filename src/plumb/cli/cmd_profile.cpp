@@ -199,6 +199,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
                 "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
   add_measure_options(*cmd, flags->measure, 60, 30, SamplingOptions::kWithout,
                       ThreadsOption::kNone);
+  restrict_device_to_cpu(*cmd, kOperatorTimesOnTheHost);
   cmd->callback([name, flags, overrides, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
     const auto by = analysis::parse_group_by(flags->by);

@@ -85,6 +85,8 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--refresh-probe", f->refresh_probe, "Measure the machine again first");
   add_config_options(*cmd, *overrides);
   add_measure_options(*cmd, f->measure, 60, 30, SamplingOptions::kWithout, ThreadsOption::kSingle);
+  restrict_device_to_cpu(*cmd,
+                         fmt::format("the roofs are the CPU's and {}", kOperatorTimesOnTheHost));
   cmd->callback([name, f, overrides, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
     const auto by = analysis::parse_group_by(f->by);

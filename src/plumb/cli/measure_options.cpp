@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "plumb/core/precision.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/run/runner.h"
@@ -70,6 +72,22 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& f, double default_max_time
   cmd.add_option("--db", f.db, "Results database (SQLite)")->capture_default_str();
   cmd.add_option("--tag", f.tag, "Label stored with the results (e.g. a machine or library)");
   cmd.add_flag("--json", f.json, "Print one JSON document on stdout");
+}
+
+const char* const kOperatorTimesOnTheHost =
+    "operators are timed on the host clock, which on a GPU times kernel launches, not kernels "
+    "(time whole GPU steps with plumb run --device cuda)";
+
+void restrict_device_to_cpu(CLI::App& cmd, const std::string& why) {
+  cmd.get_option("--device")
+      ->check(
+          [why](const std::string& device) {
+            return run::names_a_gpu(device)
+                       ? fmt::format("'{}': this command runs on the CPU only: {}", device, why)
+                       : std::string();
+          },
+          "")
+      ->description("cpu only: this command's figures are the CPU's (cuda is refused, with why)");
 }
 
 std::vector<run::RunOptions> make_options(const Workload& w, const Config& config, Mode mode,

@@ -40,6 +40,15 @@ void add_measure_options(CLI::App& cmd, MeasureFlags& flags, double default_max_
                          SamplingOptions sampling = SamplingOptions::kWith,
                          ThreadsOption threads = ThreadsOption::kSingle);
 
+// For the commands whose figures are the CPU's (operator times on the host clock, the CPU
+// allocator's memory, the CPU's roofs and libraries): --device names a GPU -> a parse error
+// that says why (exit 2, before anything runs or is stored). Call after add_measure_options.
+void restrict_device_to_cpu(CLI::App& cmd, const std::string& why);
+
+// Why operator times are the CPU's: the observer reads the host clock around each operator, and
+// on a GPU the host only queues kernels, so it would time their launches.
+extern const char* const kOperatorTimesOnTheHost;
+
 // One run descriptor per --dtype entry (in the order given), each validated. Throws
 // UsageError for an unknown dtype or memory format.
 std::vector<run::RunOptions> make_options(const Workload& w, const Config& config, Mode mode,

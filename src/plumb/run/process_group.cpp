@@ -8,6 +8,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -204,6 +207,30 @@ void synchronize_workers(const c10::intrusive_ptr<c10d::ProcessGroup>& group, c1
   } catch (const std::exception& e) {
     throw DistError(fmt::format("rank {}: waiting for the other workers failed (one stopped?): {}",
                                 group->getRank(), first_line(e.what())));
+  }
+}
+
+namespace {
+// Whether this LibTorch's ProcessGroup has shutdown() (2.x's front over its backends).
+template <typename Group, typename = void>
+struct HasShutdown : std::false_type {};
+template <typename Group>
+struct HasShutdown<Group, std::void_t<decltype(std::declval<Group&>().shutdown())>>
+    : std::true_type {};
+
+template <typename Group>
+void shut_down(Group& group) {
+  if constexpr (HasShutdown<Group>::value) group.shutdown();
+}
+}  // namespace
+
+void leave_process_group(const c10::intrusive_ptr<c10d::ProcessGroup>& group, c10::Device device) {
+  if (!device.is_cuda()) return;  // only NCCL warns at exit; Gloo is left as on 1.13
+  try {
+    shut_down(*group);
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("plumb dist: rank {}: shutting NCCL down failed: {}\n",
+                             group->getRank(), first_line(e.what()));
   }
 }
 

@@ -54,6 +54,11 @@ std::string backend_for(c10::Device device);
 // group's; the host waits for it on a GPU too). Throws DistError when a peer is gone.
 void synchronize_workers(const c10::intrusive_ptr<c10d::ProcessGroup>& group, c10::Device device);
 
+// Shuts the group's communicators down where LibTorch can (NCCL on LibTorch 2.x, which warns at
+// exit about a group never shut down, as Python's destroy_process_group would); a no-op for
+// Gloo and on 1.13. A failure here is a warning on stderr: the worker's results are already in.
+void leave_process_group(const c10::intrusive_ptr<c10d::ProcessGroup>& group, c10::Device device);
+
 // A TCP port on 127.0.0.1 that was free a moment ago (the launcher's rendezvous port).
 int free_loopback_port();
 

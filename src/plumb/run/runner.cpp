@@ -65,9 +65,13 @@ std::string apply_threads(int threads) {
   return "";
 }
 
+bool names_a_gpu(const std::string& text) {
+  return text == "cuda" || text.rfind("cuda:", 0) == 0;
+}
+
 torch::Device parse_device(const std::string& text) {
   if (text == "cpu") return torch::Device(torch::kCPU);
-  if (text == "cuda" || text.rfind("cuda:", 0) == 0) {
+  if (names_a_gpu(text)) {
     if (!torch::cuda::is_available())
       throw UsageError("device '" + text +
                        "' requested but this LibTorch has no usable CUDA device; use --device cpu");

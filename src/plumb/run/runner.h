@@ -48,4 +48,7 @@ std::string apply_threads(int threads);
 // Parses "cpu", "cuda", "cuda:N"; throws UsageError when the device is unknown or absent.
 torch::Device parse_device(const std::string& text);
 
+// True for "cuda" and "cuda:N", whether or not this machine has such a device.
+bool names_a_gpu(const std::string& text);
+
 }  // namespace plumb::run
