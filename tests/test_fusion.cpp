@@ -253,6 +253,11 @@ TEST(FusedKernels, EachFusedKernelComputesWhatItsSequenceComputes) {
        {"aten::conv2d|Float[2,4,8,8]|Float[6,4,3,3]|Float[6]|i1,1|i1,1|i1,1|i1",
         "aten::batch_norm|Float[2,6,8,8]|Float[6]|Float[6]|Float[6]|Float[6]|F|d0.1|d1e-05|T"},
        2},
+      {"conv_bn",  // a 3-D convolution without bias, as resnext3d's
+       {"conv3d", "batch_norm"},
+       {"aten::conv3d|Float[1,4,3,6,6]|Float[6,4,1,3,3]|-|i1,1,1|i0,1,1|i1,1,1|i1",
+        "aten::batch_norm|Float[1,6,3,6,6]|Float[6]|Float[6]|Float[6]|Float[6]|F|d0.1|d0.001|T"},
+       2},
       {"linear_relu",
        {"linear", "relu"},
        {"aten::linear|Float[4,8]|Float[16,8]|Float[16]", "aten::relu_|Float[4,16]"},

@@ -57,13 +57,31 @@ struct Forms {
   std::function<at::Tensor()> unfused_fn, fused_fn;
 };
 
+// The convolutions whose batch norm folds into their weights: conv1d, conv2d and conv3d.
+const char* const kConvolutions[] = {"conv1d", "conv2d", "conv3d"};
+
+bool convolution_feeds_batch_norm(const std::vector<std::string>& labels,
+                                  const std::vector<std::pair<int, int>>& edges) {
+  return std::any_of(std::begin(kConvolutions), std::end(kConvolutions),
+                     [&](const char* conv) { return has_edge(labels, edges, conv, "batch_norm"); });
+}
+
+// conv{1,2,3}d(x [N, C_in, *spatial], w [C, C_in/g, *kernel], b [C]) then batch_norm over C.
 Forms conv_bn(const std::vector<std::string>& labels, const std::vector<std::string>& sigs) {
-  const OpCall conv = call_labelled(labels, sigs, "conv2d");
+  const auto conv_label = std::find_first_of(labels.begin(), labels.end(),
+                                             std::begin(kConvolutions), std::end(kConvolutions));
+  if (conv_label == labels.end())
+    throw std::invalid_argument("the pattern has no convolution call to rebuild");
+  const OpCall conv = call_labelled(labels, sigs, *conv_label);
   const OpCall bn = call_labelled(labels, sigs, "batch_norm");
   const TensorMeta& x_meta = tensor_at(conv, 0);
   const TensorMeta& w_meta = tensor_at(conv, 1);
-  const auto stride = ints_at(conv, 3, 2), padding = ints_at(conv, 4, 2),
-             dilation = ints_at(conv, 5, 2);
+  if (w_meta.shape.size() < 3 || w_meta.shape.size() > 5)
+    throw std::invalid_argument(
+        fmt::format("{}: weight of {} dimensions", conv.name, w_meta.shape.size()));
+  const size_t spatial = w_meta.shape.size() - 2;
+  const auto stride = ints_at(conv, 3, spatial), padding = ints_at(conv, 4, spatial),
+             dilation = ints_at(conv, 5, spatial);
   const int64_t groups = conv.input_ints(6).empty() ? 1 : conv.input_ints(6)[0];
   const double eps = bn.inputs.size() > 7 ? bn.inputs[7].real : 1e-5;
   const auto x = random_like_meta(x_meta);
@@ -77,17 +95,24 @@ Forms conv_bn(const std::vector<std::string>& labels, const std::vector<std::str
   // Folding: y = gamma (conv(x) + b - mean) / sqrt(var + eps) + beta
   //            = conv(x; w * s) + (b - mean) * s + beta,  s = gamma / sqrt(var + eps)   [C]
   const auto scale = gamma / torch::sqrt(var + eps);
-  const auto w_folded = w * scale.reshape({channels, 1, 1, 1});  // [C, C_in/g, kh, kw]
+  std::vector<int64_t> per_channel(w_meta.shape.size(), 1);  // [C, 1, 1 ...]
+  per_channel[0] = channels;
+  const auto w_folded = w * scale.reshape(per_channel);  // [C, C_in/g, *kernel]
   const auto b_folded = ((b.defined() ? b : torch::zeros({channels}, opts)) - mean) * scale + beta;
+  // The model's own operator, so the unfused form is what the profile timed.
+  const auto convolve = [=](const at::Tensor& weight, const at::Tensor& bias) {
+    if (spatial == 1) return at::conv1d(x, weight, bias, stride, padding, dilation, groups);
+    if (spatial == 2) return at::conv2d(x, weight, bias, stride, padding, dilation, groups);
+    return at::conv3d(x, weight, bias, stride, padding, dilation, groups);
+  };
   Forms f;
-  f.unfused = "conv2d, batch_norm";
-  f.fused_op = "conv2d (batch norm folded into its weights and bias)";
+  f.unfused = fmt::format("{}, batch_norm", *conv_label);
+  f.fused_op = fmt::format("{} (batch norm folded into its weights and bias)", *conv_label);
   f.dtype = x_meta.dtype;
   f.unfused_fn = [=] {
-    const auto y = at::conv2d(x, w, b, stride, padding, dilation, groups);
-    return at::batch_norm(y, gamma, beta, mean, var, false, 0.1, eps, false);
+    return at::batch_norm(convolve(w, b), gamma, beta, mean, var, false, 0.1, eps, false);
   };
-  f.fused_fn = [=] { return at::conv2d(x, w_folded, b_folded, stride, padding, dilation, groups); };
+  f.fused_fn = [=] { return convolve(w_folded, b_folded); };
   return f;
 }
 
@@ -186,7 +211,7 @@ std::string fused_kernel_kind(const std::vector<std::string>& labels,
   const auto has = [&](const char* l) {
     return std::find(labels.begin(), labels.end(), l) != labels.end();
   };
-  if (has_edge(labels, edges, "conv2d", "batch_norm")) return "conv_bn";
+  if (convolution_feeds_batch_norm(labels, edges)) return "conv_bn";
   if (has_edge(labels, edges, "linear", "relu") || has_edge(labels, edges, "addmm", "relu"))
     return "linear_relu";
   if (has_edge(labels, edges, "add", "relu")) return "add_relu";

@@ -1,8 +1,8 @@
 // Realized fusion (plumb analyze fusion): for the patterns LibTorch 1.13 already runs as one
 // kernel on the CPU, the fused kernel is timed against the unfused sequence on the shapes a
 // workload's graph recorded, so a projected saving can be set beside a measured one.
-//   conv_bn     conv2d -> batch_norm (inference)  vs  conv2d with the batch norm folded into its
-//               weights and bias
+//   conv_bn     conv{1,2,3}d -> batch_norm (inference)  vs  the same convolution with the batch
+//               norm folded into its weights and bias
 //   linear_relu linear (or addmm) -> relu         vs  at::_addmm_activation (addmm with ReLU)
 //   add_relu    add -> relu                       vs  at::_add_relu
 //   softmax     amax, sub, exp, sum, div          vs  at::softmax
