@@ -285,6 +285,33 @@ TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
   EXPECT_NE(taken.err.find("the port is in use; set MASTER_PORT"), std::string::npos) << taken.err;
 }
 
+// How many of a world's workers share this machine (each gets that share of the memory cap):
+// all of them under plumb's launcher, torchrun's LOCAL_WORLD_SIZE, Slurm's plain per-node count.
+TEST(DataParallel, WorkersOnThisMachineAreCounted) {
+  const auto local_size = [] { return run::world_from_environment().value().local_size; };
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  setenv("RANK", "1", 1);
+  setenv("WORLD_SIZE", "3", 1);
+  setenv("PLUMB_DIST_LAUNCHER", "1", 1);
+  EXPECT_EQ(local_size(), 3);
+  unsetenv("PLUMB_DIST_LAUNCHER");
+  EXPECT_EQ(local_size(), 1) << "torchrun without LOCAL_WORLD_SIZE: not known, no share taken";
+  setenv("LOCAL_WORLD_SIZE", "2", 1);
+  EXPECT_EQ(local_size(), 2);
+  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}) unsetenv(v);
+  setenv("SLURM_PROCID", "5", 1);
+  setenv("SLURM_NTASKS", "8", 1);
+  setenv("SLURM_NTASKS_PER_NODE", "4", 1);
+  EXPECT_EQ(local_size(), 4);
+  setenv("SLURM_NTASKS_PER_NODE", "4(x2)", 1);
+  EXPECT_EQ(local_size(), 1);
+  for (const char* v :
+       {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "MASTER_ADDR", "MASTER_PORT"})
+    unsetenv(v);
+  EXPECT_FALSE(run::world_from_environment().has_value());
+}
+
 TEST_F(Cli, DistBadInputIsAUsageError) {
   expect_usage_error("dist autoenc --workers 1 --link fast", "not a rate");
   expect_usage_error("dist autoenc --workers 0", "--workers");

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <string>
 
 #include <torch/torch.h>
@@ -53,6 +54,25 @@ TEST(MemoryCap, ALowerCapAlreadySetIsKept) {
       ::testing::ExitedWithCode(3), "");
   EXPECT_GT(platform::proc_kib_field("/proc/meminfo", "MemAvailable"), 0);
   EXPECT_EQ(platform::proc_kib_field("/proc/meminfo", "NoSuchField"), -1);
+}
+
+// Workers of one world start together and each sees all of MemAvailable: each is capped at its
+// share, so together they stay within it.
+TEST(MemoryCap, WorkersStartedTogetherShareTheAvailableMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const int64_t available = platform::proc_kib_field("/proc/meminfo", "MemAvailable");
+        if (available <= 0) _exit(10);
+        if (!platform::cap_data_segment_to_available_memory(4).empty()) _exit(11);
+        const int64_t used = platform::proc_kib_field("/proc/self/status", "VmData");
+        rlimit limit{};
+        getrlimit(RLIMIT_DATA, &limit);
+        const double headroom = static_cast<double>(limit.rlim_cur) - static_cast<double>(used);
+        // A quarter of what was available, give or take what moved between the reads.
+        _exit(std::abs(headroom - available / 4.0) < available / 16.0 ? 3 : 12);
+      },
+      ::testing::ExitedWithCode(3), "");
 }
 
 }  // namespace

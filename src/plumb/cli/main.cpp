@@ -1,6 +1,7 @@
 // plumb command-line entry point: builds the CLI11 app, maps errors to exit codes
 // (0 ok, 1 a run failed or plumb compare found a slowdown, 2 bad usage) and prints one actionable
 // line for bad input.
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -12,11 +13,27 @@
 #include "plumb/core/version.h"
 #include "plumb/platform/blas_check.h"
 #include "plumb/platform/memory_cap.h"
+#ifdef PLUMB_WITH_DIST
+#include "plumb/run/process_group.h"
+#endif
 
 namespace {
 
 // Commands that only read the store or describe a workload: they run no timed matrix product,
 // so they do not pay a second LibTorch load for OpenBLAS's kernels (about 0.6 s on the VM).
+// A data-parallel world's workers on this machine, each of which gets its share of the memory
+// cap; 1 outside a world. A malformed world is the command's to report, not this check's.
+int processes_sharing_memory() {
+#ifdef PLUMB_WITH_DIST
+  try {
+    if (const auto world = plumb::run::world_from_environment())
+      return std::max(1, world->local_size);
+  } catch (const std::exception&) {
+  }
+#endif
+  return 1;
+}
+
 bool runs_timed_work(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;  // --help, --version
   const std::string command = argv[1];
@@ -39,7 +56,8 @@ int main(int argc, char** argv) {
     if (!warning.empty()) std::cerr << warning << '\n';
     // A batch too large for the machine then fails its allocation (an out-of-memory run that
     // says so) instead of being killed by the kernel later, mid-suite.
-    const std::string cap = plumb::platform::cap_data_segment_to_available_memory();
+    const std::string cap =
+        plumb::platform::cap_data_segment_to_available_memory(processes_sharing_memory());
     if (!cap.empty()) std::cerr << "warning: " << cap << '\n';
   }
 

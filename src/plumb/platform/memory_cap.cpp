@@ -40,8 +40,8 @@ std::string cap_data_segment(int64_t headroom_bytes) {
   return "";
 }
 
-std::string cap_data_segment_to_available_memory() {
-  return cap_data_segment(proc_kib_field("/proc/meminfo", "MemAvailable"));
+std::string cap_data_segment_to_available_memory(int sharers) {
+  return cap_data_segment(proc_kib_field("/proc/meminfo", "MemAvailable") / std::max(1, sharers));
 }
 
 }  // namespace plumb::platform

@@ -18,7 +18,10 @@ int64_t proc_kib_field(const char* path, const std::string& key);
 // is already set (a user's `ulimit -d` is kept). Returns "" on success, else why it could not.
 std::string cap_data_segment(int64_t headroom_bytes);
 
-// The cap plumb sets for commands that run models: the memory available now (MemAvailable).
-std::string cap_data_segment_to_available_memory();
+// The cap plumb sets for commands that run models: the memory available now (MemAvailable), or
+// an equal share of it for each of `sharers` processes that start together on this machine (a
+// data-parallel world's workers here: each sees all of MemAvailable when it starts, and capped
+// at all of it, together they could still overcommit the machine).
+std::string cap_data_segment_to_available_memory(int sharers = 1);
 
 }  // namespace plumb::platform

@@ -117,12 +117,21 @@ std::optional<WorldInfo> world_from_environment() {
     const auto local = env("LOCAL_RANK");
     w.local_rank = local ? env_int("LOCAL_RANK", *local) : 0;
     w.source = env("PLUMB_DIST_LAUNCHER") ? "plumb" : "torchrun";
+    const auto local_size = env("LOCAL_WORLD_SIZE");  // torchrun's
+    if (w.source == "plumb")
+      w.local_size = w.size;  // plumb's launcher starts every worker on this machine
+    else if (local_size)
+      w.local_size = env_int("LOCAL_WORLD_SIZE", *local_size);
   } else if (slurm_rank && slurm_size) {
     w.rank = env_int("SLURM_PROCID", *slurm_rank);
     w.size = env_int("SLURM_NTASKS", *slurm_size);
     const auto local = env("SLURM_LOCALID");
     w.local_rank = local ? env_int("SLURM_LOCALID", *local) : 0;
     w.source = "slurm";
+    // "2", or "2(x3)" when every node runs 2: a plain count only, else this node is not known.
+    const auto per_node = env("SLURM_NTASKS_PER_NODE");
+    if (per_node && per_node->find_first_not_of("0123456789") == std::string::npos)
+      w.local_size = env_int("SLURM_NTASKS_PER_NODE", *per_node);
   } else {
     return std::nullopt;
   }

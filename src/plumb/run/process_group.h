@@ -20,6 +20,7 @@ struct WorldInfo {
   int rank = 0;
   int size = 1;
   int local_rank = 0;
+  int local_size = 1;  // workers of the world on this machine (1 when the launcher does not say)
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
   std::string source;  // "plumb", "torchrun" or "slurm": who set the variables
