@@ -38,6 +38,8 @@ struct FakeProfile {
   std::string group = "g";
   run::RunStatus status = run::RunStatus::kOk;
   int64_t batch = 8;
+  double learning_step_s = 0;
+  int replayed_steps = 0;
 };
 
 // Stores `p` (step time = operator time + 10% overhead); returns its id.
@@ -54,6 +56,8 @@ inline int64_t save_fake_profile(store::ResultsStore& store, const FakeProfile& 
   r.command = "plumb profile " + p.workload;
   r.started_at = "2026-01-01T00:00:00Z";
   r.profile.steps = 3;
+  r.learning_step_s = p.learning_step_s;
+  r.replayed_steps = p.replayed_steps;
   for (const FakeOp& f : p.ops) {
     profile::OpStat s;
     s.name = f.name;

@@ -263,6 +263,9 @@ TEST_F(Cli, ProfileJsonHasBreakdownCoverageAndScaling) {
       share += row["time_share"].get<double>();
     }
     EXPECT_NEAR(share, 1.0, 1e-6);  // categories + framework overhead = the step
+    // autoenc's batches share shapes: both kept steps replay what the learning step met.
+    EXPECT_EQ(pass["replayed_steps"], 2) << pass.dump();
+    EXPECT_GT(pass["learning_step_s"].get<double>(), 0);
   }
   EXPECT_TRUE(j["scaling"].contains("train"));
   EXPECT_EQ(j["scaling"]["train"][0]["name"], "step");

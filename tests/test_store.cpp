@@ -16,6 +16,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/store/results_store.h"
+#include "stored_profile_util.h"
 
 namespace plumb::store {
 namespace {
@@ -810,6 +811,46 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
                            "'profiles_by_workload'")
                 .getInt(),
             1);
+}
+
+// A v12 file's profile passes lack how their kept steps were observed: read (also read-only,
+// without the columns) as not recorded, upgraded in place on the first writing open, and a new
+// pass keeps its figures.
+TEST_F(StoreTest, SchemaTwelveProfilesReadWithoutReplayFigures) {
+  const std::string db = file("v12.db");
+  testing::FakeProfile fake("autoenc", "train", 1,
+                            {testing::FakeOp("aten::addmm", "MatMul", 0.01)});
+  fake.learning_step_s = 0.5;
+  fake.replayed_steps = 2;
+  testing::save_fake_profile(*ResultsStore::open(db), fake);
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec(
+        "ALTER TABLE profiles DROP COLUMN learning_step_s; ALTER TABLE profiles DROP COLUMN "
+        "replayed_steps; PRAGMA user_version = 12");
+  }
+  const auto old_pass = [](const ResultsStore& store) {
+    const auto passes = store.load_profiles();
+    EXPECT_FALSE(passes.empty());
+    return passes.front().result;
+  };
+  const auto read_only = old_pass(*ResultsStore::open(db, /*read_only=*/true));
+  EXPECT_EQ(read_only.replayed_steps, -1);
+  EXPECT_TRUE(std::isnan(read_only.learning_step_s));
+  EXPECT_EQ(user_version(db), 12) << "reading changed nothing";
+  auto store = ResultsStore::open(db);
+  EXPECT_EQ(user_version(db), kSchemaVersion);
+  const auto upgraded = old_pass(*store);
+  EXPECT_EQ(upgraded.replayed_steps, -1);
+  EXPECT_TRUE(std::isnan(upgraded.learning_step_s));
+  fake.replayed_steps = 3;
+  fake.learning_step_s = 0.25;
+  const int64_t id = testing::save_fake_profile(*store, fake);
+  const auto passes = store->load_profiles();
+  ASSERT_EQ(passes.size(), 2u);
+  const auto& added = passes[0].id == id ? passes[0] : passes[1];
+  EXPECT_EQ(added.result.replayed_steps, 3);
+  EXPECT_DOUBLE_EQ(added.result.learning_step_s, 0.25);
 }
 
 // A v7 file (before plumb dist) gains the dist_worlds table on the first writing open; its runs

@@ -63,6 +63,9 @@ nlohmann::ordered_json pass_json(const store::StoredProfile& p, analysis::GroupB
   j["command"] = r.command;
   j["steps"] = r.profile.steps;
   j["step_s"] = json_number(r.profile.step_s);
+  j["learning_step_s"] = json_number(r.learning_step_s);
+  j["replayed_steps"] =
+      r.replayed_steps >= 0 ? nlohmann::ordered_json(r.replayed_steps) : nlohmann::ordered_json();
   if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
   const auto b = analysis::breakdown(r.profile, by);
   const auto curve = analysis::cumulative_curve(r.profile);

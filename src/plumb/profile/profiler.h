@@ -23,9 +23,11 @@ struct ProfileResult {
   std::vector<double> warmup_s;    // warm-up iterations (observer detached)
   std::vector<double> profiled_s;  // observed steps (observer attached)
   // The observed step before them, not kept: it learns the calls (and captures the graph).
+  // NaN for a pass stored before plumb recorded it.
   double learning_step_s = 0;
   // Kept steps that replayed the learned calls instead of boxing every operator's arguments
-  // (OpObserver::allow_replay); the others boxed.
+  // (OpObserver::allow_replay); the others boxed. -1 for a pass stored before plumb recorded it
+  // (such passes boxed every step).
   int replayed_steps = 0;
   bool steady_detected = false;
   std::vector<std::string> warnings;

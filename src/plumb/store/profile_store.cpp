@@ -60,6 +60,13 @@ StoredProfile read_profile_row(const SQLite::Statement& st) {
   r.profile.op_self_s = detail::real_or_nan(st.getColumn("op_self_s"));
   r.profile.overhead_s = detail::real_or_nan(st.getColumn("overhead_s"));
   r.profile.cpu_utilization = detail::real_or_nan(st.getColumn("cpu_utilization"));
+  // NULL, or no column (a read-only open of a file older than v13): not recorded.
+  const bool with_replay = detail::has_result_column(st, "replayed_steps");
+  r.learning_step_s =
+      with_replay ? detail::real_or_nan(st.getColumn("learning_step_s")) : std::nan("");
+  r.replayed_steps = with_replay && !st.getColumn("replayed_steps").isNull()
+                         ? st.getColumn("replayed_steps").getInt()
+                         : -1;
   return p;
 }
 
@@ -80,6 +87,8 @@ int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
                          .real("op_self_s", prof.op_self_s)
                          .real("overhead_s", prof.overhead_s)
                          .real("cpu_utilization", prof.cpu_utilization)
+                         .real("learning_step_s", result.learning_step_s)
+                         .integer("replayed_steps", result.replayed_steps)
                          .real("units_per_step", result.units_per_step)
                          .text("throughput_unit", result.throughput_unit)
                          .boolean("steady_detected", result.steady_detected)

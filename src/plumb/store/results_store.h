@@ -40,7 +40,7 @@ namespace plumb::store {
 // tune_sessions (plumb tune); v12 adds a run's injected step delay (and marks memory passes
 // run with --rss-check as heap return). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.

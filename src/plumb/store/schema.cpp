@@ -716,6 +716,16 @@ bool legacy_rss_check(const std::string& command) {
   return command.find(" --rss-check") != std::string::npos;
 }
 
+// Version 13: how a profile pass observed its kept steps: the learning step's time and how many
+// kept steps replayed the learned calls rather than boxing every operator's arguments. Older
+// passes have neither (NULL: not recorded; they boxed every step).
+void add_replay_columns(SQLite::Database& db) {
+  if (!has_column(db, "profiles", "learning_step_s"))
+    db.exec("ALTER TABLE profiles ADD COLUMN learning_step_s REAL");
+  if (!has_column(db, "profiles", "replayed_steps"))
+    db.exec("ALTER TABLE profiles ADD COLUMN replayed_steps INTEGER");
+}
+
 void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kSchemaSql));
   db.exec(with_statuses(kProfilesSql));
@@ -730,6 +740,7 @@ void create_schema(SQLite::Database& db) {
   add_execution_columns(db);
   db.exec(kTuneSql);
   add_deliberate_settings_columns(db, /*backfill=*/false);
+  add_replay_columns(db);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -757,6 +768,7 @@ void migrate_schema(SQLite::Database& db, int from) {
     db.exec(kTuneSql);
   }
   if (from < 12) add_deliberate_settings_columns(db, /*backfill=*/true);
+  if (from < 13) add_replay_columns(db);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 
