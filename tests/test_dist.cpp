@@ -288,6 +288,15 @@ TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
 // How many of a world's workers share this machine (each gets that share of the memory cap):
 // all of them under plumb's launcher, torchrun's LOCAL_WORLD_SIZE, Slurm's plain per-node count.
 TEST(DataParallel, WorkersOnThisMachineAreCounted) {
+  // Unset on any exit: a world left in the environment would make every later plumb a worker.
+  struct WorldVariables {
+    ~WorldVariables() {
+      for (const char* v :
+           {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "PLUMB_DIST_LAUNCHER", "SLURM_PROCID",
+            "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "MASTER_ADDR", "MASTER_PORT"})
+        unsetenv(v);
+    }
+  } unset_at_end;
   const auto local_size = [] { return run::world_from_environment().value().local_size; };
   setenv("MASTER_ADDR", "127.0.0.1", 1);
   setenv("MASTER_PORT", "29500", 1);
@@ -299,7 +308,9 @@ TEST(DataParallel, WorkersOnThisMachineAreCounted) {
   EXPECT_EQ(local_size(), 1) << "torchrun without LOCAL_WORLD_SIZE: not known, no share taken";
   setenv("LOCAL_WORLD_SIZE", "2", 1);
   EXPECT_EQ(local_size(), 2);
-  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}) unsetenv(v);
+  unsetenv("RANK");
+  unsetenv("WORLD_SIZE");
+  unsetenv("LOCAL_WORLD_SIZE");
   setenv("SLURM_PROCID", "5", 1);
   setenv("SLURM_NTASKS", "8", 1);
   setenv("SLURM_NTASKS_PER_NODE", "4", 1);

@@ -18,10 +18,20 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// Starts a child from the hard limit, so a soft data limit the test runner inherited (a lower
+// one is kept by design) cannot decide the case.
+bool lift_soft_data_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_DATA, &limit) != 0) return false;
+  limit.rlim_cur = limit.rlim_max;
+  return setrlimit(RLIMIT_DATA, &limit) == 0;
+}
+
 TEST(MemoryCap, ATensorBeyondTheCapFailsItsAllocationInsteadOfBeingKilled) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
+        if (!lift_soft_data_limit()) _exit(9);
         if (!platform::cap_data_segment(512 * kMiB).empty()) _exit(10);
         try {
           const auto fits = torch::ones({64 * kMiB / 4});  // 64 MiB: under the cap
@@ -40,6 +50,7 @@ TEST(MemoryCap, ALowerCapAlreadySetIsKept) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
+        if (!lift_soft_data_limit()) _exit(9);
         const int64_t used = platform::proc_kib_field("/proc/self/status", "VmData");
         if (used <= 0) _exit(10);
         rlimit limit{};
@@ -62,6 +73,7 @@ TEST(MemoryCap, WorkersStartedTogetherShareTheAvailableMemory) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
+        if (!lift_soft_data_limit()) _exit(9);
         const int64_t available = platform::proc_kib_field("/proc/meminfo", "MemAvailable");
         if (available <= 0) _exit(10);
         if (!platform::cap_data_segment_to_available_memory(4).empty()) _exit(11);

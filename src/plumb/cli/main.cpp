@@ -19,8 +19,6 @@
 
 namespace {
 
-// Commands that only read the store or describe a workload: they run no timed matrix product,
-// so they do not pay a second LibTorch load for OpenBLAS's kernels (about 0.6 s on the VM).
 // A data-parallel world's workers on this machine, each of which gets its share of the memory
 // cap; 1 outside a world. A malformed world is the command's to report, not this check's.
 int processes_sharing_memory() {
@@ -34,6 +32,8 @@ int processes_sharing_memory() {
   return 1;
 }
 
+// Commands that only read the store or describe a workload: they run no timed matrix product,
+// so they do not pay a second LibTorch load for OpenBLAS's kernels (about 0.6 s on the VM).
 bool runs_timed_work(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return false;  // --help, --version
   const std::string command = argv[1];

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 

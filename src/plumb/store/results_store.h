@@ -38,7 +38,8 @@ namespace plumb::store {
 // captured with a profile) and fused_kernel_checks; v10 adds serve_sessions, serve_measurements
 // and serve_queries (plumb serve); v11 adds each record's engine and heap policy and
 // tune_sessions (plumb tune); v12 adds a run's injected step delay (and marks memory passes
-// run with --rss-check as heap return). Older files are upgraded in place, in one
+// run with --rss-check as heap return); v13 adds a profile pass's learning step time and how
+// many of its kept steps replayed the learned calls. Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
 inline constexpr int kSchemaVersion = 13;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
