@@ -27,6 +27,17 @@ bool lift_soft_data_limit() {
   return setrlimit(RLIMIT_DATA, &limit) == 0;
 }
 
+// The soft data limit now, bytes (RLIM_INFINITY when none).
+rlim_t soft_data_limit() {
+  rlimit limit{};
+  getrlimit(RLIMIT_DATA, &limit);
+  return limit.rlim_cur;
+}
+
+int64_t data_segment_used() {
+  return platform::proc_kib_field("/proc/self/status", "VmData");
+}
+
 TEST(MemoryCap, ATensorBeyondTheCapFailsItsAllocationInsteadOfBeingKilled) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
@@ -51,16 +62,14 @@ TEST(MemoryCap, ALowerCapAlreadySetIsKept) {
   EXPECT_EXIT(
       {
         if (!lift_soft_data_limit()) _exit(9);
-        const int64_t used = platform::proc_kib_field("/proc/self/status", "VmData");
+        const int64_t used = data_segment_used();
         if (used <= 0) _exit(10);
         rlimit limit{};
         getrlimit(RLIMIT_DATA, &limit);
         limit.rlim_cur = static_cast<rlim_t>(used + 256 * kMiB);
         if (setrlimit(RLIMIT_DATA, &limit) != 0) _exit(11);
         if (!platform::cap_data_segment(int64_t{64} << 30).empty()) _exit(12);
-        rlimit after{};
-        getrlimit(RLIMIT_DATA, &after);
-        _exit(after.rlim_cur == limit.rlim_cur ? 3 : 13);
+        _exit(soft_data_limit() == limit.rlim_cur ? 3 : 13);
       },
       ::testing::ExitedWithCode(3), "");
   EXPECT_GT(platform::proc_kib_field("/proc/meminfo", "MemAvailable"), 0);
@@ -77,10 +86,8 @@ TEST(MemoryCap, WorkersStartedTogetherShareTheAvailableMemory) {
         const int64_t available = platform::proc_kib_field("/proc/meminfo", "MemAvailable");
         if (available <= 0) _exit(10);
         if (!platform::cap_data_segment_to_available_memory(4).empty()) _exit(11);
-        const int64_t used = platform::proc_kib_field("/proc/self/status", "VmData");
-        rlimit limit{};
-        getrlimit(RLIMIT_DATA, &limit);
-        const double headroom = static_cast<double>(limit.rlim_cur) - static_cast<double>(used);
+        const double headroom =
+            static_cast<double>(soft_data_limit()) - static_cast<double>(data_segment_used());
         // A quarter of what was available, give or take what moved between the reads.
         _exit(std::abs(headroom - available / 4.0) < available / 16.0 ? 3 : 12);
       },
