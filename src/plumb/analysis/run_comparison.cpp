@@ -63,16 +63,27 @@ double resampled_throughput(const std::vector<BlockedRun>& runs, std::mt19937_64
 }
 
 // Why a side cannot be compared, or "" when it can.
+// Why a side has no throughput ("" when it has one): no run, or a run without a sample or units.
 std::string side_problem(const SideSamples& side, const char* name) {
   if (side.runs_step_s.empty()) return fmt::format("side {} has no successful run", name);
   PLUMB_ASSERT(side.runs_step_s.size() == side.units_per_step.size(), "one unit count per run");
   for (size_t r = 0; r < side.runs_step_s.size(); ++r) {
-    if (side.runs_step_s[r].size() < 2)
-      return fmt::format("a run of side {} has {} step-time sample(s); at least 2 are needed", name,
-                         side.runs_step_s[r].size());
+    if (side.runs_step_s[r].empty())
+      return fmt::format("a run of side {} has no step-time sample", name);
     if (!(side.units_per_step[r] > 0))
       return fmt::format("a run of side {} has no units per step", name);
   }
+  return "";
+}
+
+// Why a side's throughput has no interval ("" when it has one): a run of one sample has no
+// spread to resample. Its throughput, and so the ratio, is still known.
+std::string interval_problem(const SideSamples& side, const char* name) {
+  for (const auto& samples : side.runs_step_s)
+    if (samples.size() < 2)
+      return fmt::format(
+          "a run of side {} has {} step-time sample; at least 2 are needed for an interval", name,
+          samples.size());
   return "";
 }
 
@@ -278,6 +289,14 @@ ThroughputComparison compare_throughput(const SideSamples& a, const SideSamples&
   c.cv_b = fb.cv;
   c.block_a = fa.block;
   c.block_b = fb.block;
+  const std::string no_interval =
+      interval_problem(a, "A").empty() ? interval_problem(b, "B") : interval_problem(a, "A");
+  if (!no_interval.empty()) {
+    c.ci_low = c.ci_high = run::Summary::kNaN;
+    c.verdict = Verdict::kNotComparable;
+    c.reason = no_interval;
+    return c;
+  }
 
   std::vector<BlockedRun> runs_a, runs_b;
   for (size_t r = 0; r < a.runs_step_s.size(); ++r)

@@ -50,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/ratio_interval.h"
+
 namespace plumb::analysis {
 
 struct ComparisonOptions {
@@ -116,6 +118,11 @@ struct ThroughputComparison {
   std::string reason;  // one line saying why this verdict
 };
 
+// The ratio and its interval, for the shared text and JSON of core/ratio_interval.h.
+inline RatioInterval ratio_interval(const ThroughputComparison& c) {
+  return {c.ratio, c.ci_low, c.ci_high};
+}
+
 // Circular-block length for one run's samples: at least n^(1/3) (the rate that is optimal for
 // the variance of a mean, Hall, Horowitz & Jing 1995) and at least twice the lag after which
 // the sample autocorrelation stays insignificant (the first step of Politis & White's 2004
@@ -125,8 +132,10 @@ size_t block_length(const std::vector<double>& samples);
 // Verdict for a ratio interval and tolerance (see the top of this file).
 Verdict judge(double ci_low, double ci_high, double tolerance);
 
-// Compares B with A. A side without a run of at least two samples, or with a non-positive
-// unit count, is kNotComparable (reason says which); nothing else is rejected.
+// Compares B with A. A side without a run, with a run of no sample or a non-positive unit
+// count, is kNotComparable with every figure NaN (reason says which). A side with a run of one
+// sample is kNotComparable too, but its throughputs and ratio are known: only the interval
+// (and what depends on it) is NaN, since one sample has no spread. Nothing else is rejected.
 ThroughputComparison compare_throughput(const SideSamples& a, const SideSamples& b,
                                         const ComparisonOptions& options);
 

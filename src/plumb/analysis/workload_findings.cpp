@@ -2,6 +2,7 @@
 #include "plumb/analysis/workload_findings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 
@@ -16,7 +18,7 @@ namespace plumb::analysis {
 namespace {
 
 std::string percent(double share) {
-  return fmt::format("{:.0f}%", share * 100);
+  return std::isfinite(share) ? fmt::format("{:.0f}%", share * 100) : "an unknown share";
 }
 
 Shares sorted_shares(const std::map<std::string, double>& shares) {
@@ -182,12 +184,16 @@ Shares memory_mix(const profile::MemoryBreakdown& breakdown) {
 }
 
 std::string precision_gain_text(const store::PrecisionComparisonRecord& c) {
-  std::string error;
-  if (c.error_measured)
-    error = c.error.agreement_kind == "token"
-                ? fmt::format(" (tokens {} agree)", percent(c.error.agreement))
-                : fmt::format(" (error {:.1e})", c.error.relative_l2);
-  return fmt::format("{} {:.2f}x{}", c.dtype, c.speedup, error);
+  const RatioInterval speed{c.speedup, c.speedup_low, c.speedup_high};
+  std::vector<std::string> notes;
+  if (speed.ratio_known() && !speed.interval_known()) notes.push_back("interval unknown");
+  if (c.error_measured && c.error.agreement_kind == "token" && std::isfinite(c.error.agreement))
+    notes.push_back(fmt::format("tokens {} agree", percent(c.error.agreement)));
+  else if (c.error_measured && std::isfinite(c.error.relative_l2))
+    notes.push_back(fmt::format("error {:.1e}", c.error.relative_l2));
+  return fmt::format("{} {}{}", c.dtype,
+                     speed.ratio_known() ? ratio_text(speed) : "speed not measured",
+                     notes.empty() ? "" : " (" + join(notes, "; ") + ")");
 }
 
 std::string shares_text(const Shares& shares, size_t n) {

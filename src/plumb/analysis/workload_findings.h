@@ -65,7 +65,8 @@ Shares memory_mix(const profile::MemoryBreakdown& breakdown);
 
 // "bf16 1.76x (error 5.4e-03)", "int8 2.03x (tokens 61% agree)", "bf16 1.58x": a precision's
 // speed against fp32 and, when measured, its output error (translation models by the share of
-// output tokens that agree, since an L2 distance of token ids means nothing).
+// output tokens that agree, since an L2 distance of token ids means nothing). A ratio without
+// its interval (a run of one sample) says so: "bf16 1.58x (interval unknown; error 5.4e-03)".
 std::string precision_gain_text(const store::PrecisionComparisonRecord& comparison);
 
 // "Conv 85%, Normalization 5%": the first `n` shares as percentages (those under 0.5% left out).

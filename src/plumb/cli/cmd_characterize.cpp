@@ -32,6 +32,7 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/kill_point.h"
+#include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
@@ -249,7 +250,8 @@ struct WorkloadSummary {
 std::string tuning_text(const std::map<std::string, const store::StoredTuneSession*>& tuned) {
   std::vector<std::string> parts;
   for (const auto& [mode, t] : tuned)
-    parts.push_back(fmt::format("{} {:.2f}x ({})", mode, t->speedup,
+    parts.push_back(fmt::format("{} {} ({})", mode,
+                                ratio_text({t->speedup, t->speedup_low, t->speedup_high}),
                                 t->document["best"].value("setting", std::string())));
   return parts.empty() ? "-" : join(parts, ", ");
 }
@@ -488,9 +490,13 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       std::vector<std::string> prec;
       j["precisions"] = nlohmann::ordered_json::array();
       for (const auto* c : s.precisions) {
+        const auto speed = ratio_json({c->speedup, c->speedup_low, c->speedup_high});
         j["precisions"].push_back({{"dtype", c->dtype},
                                    {"run_id", c->run_id},
-                                   {"speedup", json_number(c->speedup)},
+                                   {"speedup", speed["ratio"]},
+                                   {"ci_low", speed["ci_low"]},
+                                   {"ci_high", speed["ci_high"]},
+                                   {"speedup_reason", speed["reason"]},
                                    {"relative_l2", json_number(c->error.relative_l2)},
                                    {"agreement", json_number(c->error.agreement)},
                                    {"agreement_kind", c->error.agreement_kind}});

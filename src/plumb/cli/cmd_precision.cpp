@@ -20,6 +20,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/int8_quantizer.h"
@@ -253,9 +254,7 @@ void add_precision_command(CLI::App& app, int& exit_code) {
         p["throughput"] = json_number(row.run.result.throughput);
         p["step_time_mean_s"] = json_number(row.run.result.step_time.mean);
         if (row.run.result.status == run::RunStatus::kOk)
-          p["speedup_vs_fp32"] = {{"ratio", json_number(row.speed.ratio)},
-                                  {"ci_low", json_number(row.speed.ci_low)},
-                                  {"ci_high", json_number(row.speed.ci_high)}};
+          p["speedup_vs_fp32"] = ratio_json(analysis::ratio_interval(row.speed));
         p["error_vs_fp32"] = row.error_measured ? error_json(row.error) : nlohmann::ordered_json();
         if (!row.error_note.empty()) p["error_note"] = row.error_note;
         p["notes"] = row.run.result.precision_notes;
@@ -294,8 +293,8 @@ void add_precision_command(CLI::App& app, int& exit_code) {
       const auto& e = row.error;
       table.add_row({row.run.dtype, run::status_name(row.run.result.status),
                      ok ? format_number(row.run.result.throughput, 2) : "-", w.info.throughput_unit,
-                     ok ? fmt::format("{:.2f}x", row.speed.ratio) : "-",
-                     ok ? fmt::format("{:.2f}..{:.2f}", row.speed.ci_low, row.speed.ci_high) : "-",
+                     ok ? ratio_text(analysis::ratio_interval(row.speed)) : "-",
+                     ok ? interval_text(analysis::ratio_interval(row.speed)) : "-",
                      row.error_measured ? fmt::format("{:.2e}", e.relative_l2) : "-",
                      row.error_measured ? fmt::format("{:.2e}", e.max_abs) : "-",
                      row.error_measured ? fmt::format("{:.6f}", e.cosine) : "-",
@@ -337,10 +336,11 @@ void add_precision_command(CLI::App& app, int& exit_code) {
           keep.size(), keep.empty() ? "none" : join(keep, ", "), plan_error.relative_l2,
           plan_met ? "within" : "NOT within", f->max_error);
       if (plan_run && plan_run->result.status == run::RunStatus::kOk)
-        std::cout << fmt::format("plan measured: {} {} ({:.2f}x fp32); reproduce: {}\n",
-                                 format_number(plan_run->result.throughput, 2),
-                                 w.info.throughput_unit, speed_against(fp32, *plan_run).ratio,
-                                 plan_run->result.command);
+        std::cout << fmt::format(
+            "plan measured: {} {} ({} fp32); reproduce: {}\n",
+            format_number(plan_run->result.throughput, 2), w.info.throughput_unit,
+            ratio_text(analysis::ratio_interval(speed_against(fp32, *plan_run))),
+            plan_run->result.command);
       if (!plan_met) exit_code = 1;
     }
     std::cout << "stored in " << db->path() << '\n';

@@ -43,19 +43,19 @@ void Table::print(std::ostream& out) const {
 }
 
 std::string format_seconds(double s) {
-  if (std::isnan(s)) return "-";
+  if (!std::isfinite(s)) return "-";
   if (s >= 1) return fmt::format("{:.3f} s", s);
   if (s >= 1e-3) return fmt::format("{:.2f} ms", s * 1e3);
   return fmt::format("{:.1f} us", s * 1e6);
 }
 
 std::string format_number(double v, int decimals) {
-  if (std::isnan(v)) return "-";
+  if (!std::isfinite(v)) return "-";
   return fmt::format("{:.{}f}", v, decimals);
 }
 
 std::string format_percent(double f, int decimals) {
-  if (std::isnan(f)) return "-";
+  if (!std::isfinite(f)) return "-";
   return fmt::format("{:.{}f}%", 100 * f, decimals);
 }
 

@@ -20,9 +20,9 @@ class Table {
 
 // "12.3 ms", "1.24 s", "850 us": step times in the unit a reader expects.
 std::string format_seconds(double seconds);
-// "1,234.5" style with 3 significant decimals for throughputs; "-" for NaN.
+// "1,234.5" style with 3 significant decimals for throughputs; "-" for NaN or infinity.
 std::string format_number(double value, int decimals = 1);
-// "1.8%" for a fraction; "-" for NaN.
+// "1.8%" for a fraction; "-" for NaN or infinity.
 std::string format_percent(double fraction, int decimals = 1);
 // "4m05s", "1h02m" for elapsed times and ETAs; "?" for a negative or non-finite value.
 std::string format_duration(double seconds);

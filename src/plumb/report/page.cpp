@@ -7,6 +7,7 @@
 #include "plumb/report/page.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -173,7 +174,8 @@ std::string render_cards(const CardGrid& grid) {
 }  // namespace
 
 Cell number_cell(double value, const std::string& text) {
-  return Cell{text, value};
+  // A value that is no number (NaN: not measured) sorts as text rather than print "nan".
+  return std::isfinite(value) ? Cell{text, value} : Cell{text};
 }
 
 std::string escape_html(std::string_view text) {

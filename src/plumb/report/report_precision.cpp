@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/ratio_interval.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 
@@ -98,6 +99,7 @@ Table comparisons_table(const std::vector<store::PrecisionComparisonRecord>& row
     const auto num = [](double v, int digits) {
       return std::isfinite(v) ? number_cell(v, vl::number_text(v, digits)) : Cell{"-"};
     };
+    const RatioInterval interval{p.speedup, p.speedup_low, p.speedup_high};
     t.rows.push_back(
         {{p.workload},
          {p.mode},
@@ -105,9 +107,9 @@ Table comparisons_table(const std::vector<store::PrecisionComparisonRecord>& row
          number_cell(p.threads, std::to_string(p.threads)),
          {dtype_label(p)},
          num(p.speedup, 3),
-         {std::isfinite(p.speedup_low) ? fmt::format("{}..{}", vl::number_text(p.speedup_low, 3),
-                                                     vl::number_text(p.speedup_high, 3))
-                                       : "-"},
+         {interval.interval_known() ? fmt::format("{}..{}", vl::number_text(p.speedup_low, 3),
+                                                  vl::number_text(p.speedup_high, 3))
+                                    : interval_text(interval)},
          p.error_measured ? num(p.error.relative_l2, 3) : Cell{"-"},
          p.error_measured ? num(p.error.max_abs, 3) : Cell{"-"},
          p.error_measured ? num(p.error.cosine, 6) : Cell{"-"},
@@ -120,8 +122,10 @@ Table comparisons_table(const std::vector<store::PrecisionComparisonRecord>& row
          {p.note}});
   }
   t.note =
-      "Newest comparison per setting and precision (plumb precision). Precisions that could not "
-      "run are in the Runs table with status unsupported and the reason.";
+      "Newest comparison per setting and precision (plumb precision). An interval is unknown "
+      "where a run had one step-time sample (a quick pass on a slow machine): the ratio is then "
+      "the point estimate alone. Precisions that could not run are in the Runs table with "
+      "status unsupported and the reason.";
   return t;
 }
 

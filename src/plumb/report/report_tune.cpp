@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/ratio_interval.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 
@@ -130,14 +131,14 @@ std::optional<Section> tune_section(const ReportData& d) {
     if (headroom.contains("best") && headroom["best"]["roof_fraction"].is_number())
       roof = fmt::format("{:.0f}% of {}", 100 * headroom["best"]["roof_fraction"].get<double>(),
                          headroom["best"]["dtype"].get<std::string>());
-    t.rows.push_back({x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
-                      number_cell(stock, vl::number_text(stock) + " " + unit),
-                      number_cell(best, fmt::format("{} {} ({})", vl::number_text(best), unit,
-                                                    doc["best"].value("setting", ""))),
-                      number_cell(x.speedup, fmt::format("{:.2f}x [{:.2f}, {:.2f}]", x.speedup,
-                                                         x.speedup_low, x.speedup_high)),
-                      doc["most"].is_string() ? doc["most"].get<std::string>() : "-", roof,
-                      x.best_command});
+    t.rows.push_back(
+        {x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
+         number_cell(stock, vl::number_text(stock) + " " + unit),
+         number_cell(best, fmt::format("{} {} ({})", vl::number_text(best), unit,
+                                       doc["best"].value("setting", ""))),
+         number_cell(x.speedup,
+                     ratio_with_interval_text({x.speedup, x.speedup_low, x.speedup_high})),
+         doc["most"].is_string() ? doc["most"].get<std::string>() : "-", roof, x.best_command});
   }
   s.blocks.push_back(std::move(t));
   return s;

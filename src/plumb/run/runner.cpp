@@ -37,7 +37,13 @@ void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
   double wall = seconds_since(start);
   r.step_time = summarize(r.samples_s);
   r.target_met = r.step_time.ci_rel <= o.target_ci;
-  if (!r.target_met)
+  // One sample has no spread, hence no interval (its ci_rel is NaN): said in words.
+  if (!r.target_met && r.step_time.n < 2)
+    r.warnings.push_back(fmt::format(
+        "one step-time sample in the budget ({:.0f} s / {} iterations): no 95% CI, so the {:.1f}% "
+        "target is not met",
+        o.max_time_s, o.max_iterations, 100 * o.target_ci));
+  else if (!r.target_met)
     r.warnings.push_back(fmt::format(
         "95% CI half-width is {:.1f}% of the mean after {} samples, above the {:.1f}% target "
         "(budget: {:.0f} s / {} iterations)",

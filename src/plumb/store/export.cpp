@@ -12,6 +12,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/ratio_interval.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 
@@ -198,26 +199,24 @@ void export_json(const ResultsStore& store, std::ostream& out) {
     doc["memory_profiles"].push_back(memory_profile_json(m));
   doc["precision_comparisons"] = nlohmann::ordered_json::array();
   for (const auto& p : store.load_precision_comparisons())
-    doc["precision_comparisons"].push_back({{"run_id", p.run_id},
-                                            {"reference_run_id", p.reference_run_id},
-                                            {"workload", p.workload},
-                                            {"mode", p.mode},
-                                            {"dtype", p.dtype},
-                                            {"memory_format", p.memory_format},
-                                            {"batch", p.batch},
-                                            {"threads", p.threads},
-                                            {"tag", p.tag},
-                                            {"speedup_vs_fp32",
-                                             {{"ratio", json_number(p.speedup)},
-                                              {"ci_low", json_number(p.speedup_low)},
-                                              {"ci_high", json_number(p.speedup_high)}}},
-                                            {"error_measured", p.error_measured},
-                                            {"relative_l2", json_number(p.error.relative_l2)},
-                                            {"max_abs", json_number(p.error.max_abs)},
-                                            {"cosine", json_number(p.error.cosine)},
-                                            {"agreement", json_number(p.error.agreement)},
-                                            {"agreement_kind", p.error.agreement_kind},
-                                            {"note", p.note}});
+    doc["precision_comparisons"].push_back(
+        {{"run_id", p.run_id},
+         {"reference_run_id", p.reference_run_id},
+         {"workload", p.workload},
+         {"mode", p.mode},
+         {"dtype", p.dtype},
+         {"memory_format", p.memory_format},
+         {"batch", p.batch},
+         {"threads", p.threads},
+         {"tag", p.tag},
+         {"speedup_vs_fp32", ratio_json({p.speedup, p.speedup_low, p.speedup_high})},
+         {"error_measured", p.error_measured},
+         {"relative_l2", json_number(p.error.relative_l2)},
+         {"max_abs", json_number(p.error.max_abs)},
+         {"cosine", json_number(p.error.cosine)},
+         {"agreement", json_number(p.error.agreement)},
+         {"agreement_kind", p.error.agreement_kind},
+         {"note", p.note}});
   out << json_text(doc, 2) << '\n';
 }
 

@@ -1,4 +1,7 @@
 // Stored precision comparisons (`plumb precision`, schema v7; see results_store.h).
+#include <cmath>
+#include <limits>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include "plumb/store/results_store.h"
@@ -28,6 +31,16 @@ const std::vector<detail::ColumnOf<Error>> kErrorColumns = {
     {"elements", &Error::elements},
     {"examples", &Error::examples}};
 
+// Comparisons stored before a run of one step-time sample had a ratio (it had no interval, and
+// the ratio was stored NULL with it) read the ratio from the two runs' throughputs, the same
+// figure (units per step / mean step time); the interval stays unknown. NaN when either
+// throughput is missing.
+double derived_speedup(const SQLite::Column& run, const SQLite::Column& reference) {
+  if (run.isNull() || reference.isNull()) return std::numeric_limits<double>::quiet_NaN();
+  const double a = run.getDouble(), b = reference.getDouble();
+  return a > 0 && b > 0 ? a / b : std::numeric_limits<double>::quiet_NaN();
+}
+
 }  // namespace
 
 int64_t ResultsStore::save_precision_comparison(const PrecisionComparisonRecord& r) {
@@ -52,8 +65,9 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
         SQLite::Statement q(
             *db_,
             "SELECT p.*, r.workload, r.mode, r.dtype, r.memory_format, r.tag, r.batch, "
-            "r.threads FROM precision_comparisons p JOIN runs r ON r.id = p.run_id "
-            "ORDER BY p.id");
+            "r.threads, r.throughput AS run_throughput, f.throughput AS reference_throughput "
+            "FROM precision_comparisons p JOIN runs r ON r.id = p.run_id "
+            "LEFT JOIN runs f ON f.id = p.reference_run_id ORDER BY p.id");
         while (q.executeStep()) {
           PrecisionComparisonRecord r;
           r.id = q.getColumn("id").getInt64();
@@ -67,6 +81,9 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
           r.tag = q.getColumn("tag").getString();
           r.batch = q.getColumn("batch").getInt64();
           r.threads = q.getColumn("threads").getInt();
+          if (!std::isfinite(r.speedup))
+            r.speedup =
+                derived_speedup(q.getColumn("run_throughput"), q.getColumn("reference_throughput"));
           out.push_back(std::move(r));
         }
         return out;
