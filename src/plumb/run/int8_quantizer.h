@@ -45,6 +45,8 @@ struct QuantizationSummary {
   std::vector<std::string> quantized;  // "layer1.0.conv1 (conv2d)", in first-call order
   std::vector<std::string> left_fp32;  // "bn1 (BatchNorm2d)", "lstm (LSTM: no int8 kernel used)"
   std::string engine;                  // "onednn"
+  std::string engine_isa;              // the ISA oneDNN dispatches on, "avx2"; "" where unknown
+  int weight_code_limit = 127;         // largest |weight code|: 63 where int8 pairs saturate
   size_t static_layers = 0;            // conv/linear with calibrated activation ranges
   size_t dynamic_layers = 0;           // recurrent cells (activation range per call)
   size_t embedding_bags = 0;           // row-wise tables, `embedding_bits` per code

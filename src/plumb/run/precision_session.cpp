@@ -68,6 +68,7 @@ PrecisionSession::PrecisionSession(Model& model, const RunOptions& o)
 
 PrecisionSession::~PrecisionSession() {
   additions_.reset();
+  kernels_.reset();
   if (autocast_on_) {
     at::autocast::set_cpu_enabled(false);
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
@@ -98,6 +99,12 @@ void PrecisionSession::begin(const std::vector<Batch>& calibration,
     at::autocast::set_autocast_cache_enabled(mode_ != Mode::kTrain);
     autocast_on_ = true;
     additions_ = std::make_unique<Bf16AutocastAdditions>();
+    kernels_ = std::make_unique<Bf16KernelScope>();
+    if (bf16_kernels() == Bf16Kernels::kReference)
+      notes_.push_back(fmt::format(
+          "bf16 on {}, not oneDNN (LibTorch gives oneDNN bf16 only on CPUs with AVX-512, "
+          "with --engine onednn): {}",
+          bf16_kernels_name(Bf16Kernels::kReference), bf16_reference_rounding()));
     notes_.push_back(mode_ == Mode::kTrain
                          ? "bf16: mixed precision, CPU autocast to bfloat16 over forward and loss "
                            "(weights cast at each use); fp32 master weights and optimizer"

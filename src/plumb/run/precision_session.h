@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "plumb/core/workload.h"
+#include "plumb/run/engine_paths.h"
 #include "plumb/run/run_result.h"
 
 namespace plumb::run {
@@ -69,6 +70,7 @@ class PrecisionSession {
   std::vector<std::string> notes_;
   std::unique_ptr<Int8Quantizer> quantizer_;
   std::unique_ptr<Bf16AutocastAdditions> additions_;
+  std::unique_ptr<Bf16KernelScope> kernels_;  // bf16 runs: the kernels bf16_kernels() names
   bool autocast_on_ = false;
 };
 
