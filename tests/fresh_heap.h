@@ -1,7 +1,8 @@
 // For tests whose figure is the process's resident set or its page faults: they need a heap
 // that no earlier test in the same process has left holding large free blocks, because glibc
-// serves large requests from those first. ctest runs every test in a process of its own (so
-// CI always runs them); running the test binary directly runs many tests in one process.
+// serves large requests from those first. Neither ctest (one process per test suite) nor the
+// test binary run by hand gives them such a process, so they start one of their own
+// (PLUMB_RUN_IN_FRESH_PROCESS, fresh_process.h) and assert that its heap is fresh.
 #pragma once
 
 #include <malloc.h>
@@ -24,7 +25,7 @@ inline bool heap_is_fresh() {
 }
 
 inline constexpr char kHeapNotFresh[] =
-    "an earlier test in this process left large free blocks on the heap; run this test alone "
-    "(ctest runs each test in its own process)";
+    "the heap holds large free blocks before the test started: something in the test binary's "
+    "start-up freed them";
 
 }  // namespace plumb::testing

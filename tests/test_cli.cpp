@@ -114,7 +114,8 @@ TEST_F(Cli, RunJsonHasTheDocumentedFieldsAndSamplesAreStored) {
 // OPENBLAS_CORETYPE is kept, and when it names that fallback the run is warned about. (This
 // test binary does not restart: what OpenBLAS picks here says nothing about plumb.)
 TEST_F(Cli, RunsRecordTheOpenBlasKernelsAndNeverTheFallbackUnasked) {
-  if (platform::detect_blas().core.empty()) GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS";
+  if (platform::detect_blas().core.empty())
+    GTEST_SKIP() << "needs LibTorch on OpenBLAS (its BLAS here is another)";
   const char* given = std::getenv("OPENBLAS_CORETYPE");  // the fixture's, or the user's
   const bool had = given != nullptr;
   const std::string saved = had ? given : "";

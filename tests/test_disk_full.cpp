@@ -22,12 +22,12 @@ namespace fs = std::filesystem;
 using testing::Cli;
 
 TEST_F(Cli, FullDiskIsNamedAndWhatWasStoredStaysIntact) {
-  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
   const fs::path small = dir_ / "small";
   fs::create_directories(small);
   if (std::system(("mount -t tmpfs -o size=4m tmpfs " + small.string() + " 2>/dev/null").c_str()) !=
       0)
-    GTEST_SKIP() << "cannot mount a tmpfs here (no CAP_SYS_ADMIN in this container)";
+    GTEST_SKIP() << "needs CAP_SYS_ADMIN to mount a tmpfs (mount failed here)";
   struct Unmount {
     std::string path;
     ~Unmount() { [[maybe_unused]] int rc = std::system(("umount " + path).c_str()); }

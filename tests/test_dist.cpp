@@ -27,6 +27,7 @@
 #include "plumb/run/process_group.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
+#include "scoped_env.h"
 
 namespace plumb {
 namespace {
@@ -229,10 +230,10 @@ TEST_F(Cli, DistOverAShapedLinkRemovesItsNamespace) {
       db();
   if (geteuid() != 0) {
     expect_usage_error(args, "needs root");
-    GTEST_SKIP() << "not root: --link is refused (checked); the shaped run needs root";
+    GTEST_SKIP() << "needs root for the shaped run (without it --link is refused: checked)";
   }
   if (std::system("ip netns add plumb-test-probe >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "this machine does not allow network namespaces (ip netns add failed)";
+    GTEST_SKIP() << "needs network namespaces (ip netns add failed here)";
   std::system("ip netns delete plumb-test-probe >/dev/null 2>&1");
   const auto r = plumb(args);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -255,10 +256,12 @@ TEST_F(Cli, DistOverAShapedLinkRemovesItsNamespace) {
 // exit 1, after --timeout. Rank 0 whose port is taken: a usage error naming MASTER_PORT.
 TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
   const int port = run::free_loopback_port();
-  setenv("MASTER_ADDR", "127.0.0.1", 1);
-  setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-  setenv("WORLD_SIZE", "2", 1);
-  setenv("RANK", "1", 1);
+  // Restored on any exit: a world left in the environment would make every later plumb a worker.
+  testing::ScopedEnv world;
+  world.set("MASTER_ADDR", "127.0.0.1")
+      .set("MASTER_PORT", std::to_string(port))
+      .set("WORLD_SIZE", "2")
+      .set("RANK", "1");
   const auto start = std::chrono::steady_clock::now();
   const auto lonely = plumb("dist autoenc --timeout 2 --set hidden=16 --set latent=4 --db " + db());
   const double waited =
@@ -277,10 +280,9 @@ TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(::listen(holder, 1), 0);
-  setenv("RANK", "0", 1);
+  world.set("RANK", "0");
   const auto taken = plumb("dist autoenc --timeout 2 --set hidden=16 --set latent=4 --db " + db());
   ::close(holder);
-  for (const char* v : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"}) unsetenv(v);
   EXPECT_EQ(taken.code, 2) << taken.err;
   EXPECT_NE(taken.err.find("the port is in use; set MASTER_PORT"), std::string::npos) << taken.err;
 }
@@ -288,38 +290,31 @@ TEST_F(Cli, DistRendezvousFailuresAreOneLine) {
 // How many of a world's workers share this machine (each gets that share of the memory cap):
 // all of them under plumb's launcher, torchrun's LOCAL_WORLD_SIZE, Slurm's plain per-node count.
 TEST(DataParallel, WorkersOnThisMachineAreCounted) {
-  // Unset on any exit: a world left in the environment would make every later plumb a worker.
-  struct WorldVariables {
-    ~WorldVariables() {
-      for (const char* v :
-           {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "PLUMB_DIST_LAUNCHER", "SLURM_PROCID",
-            "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "MASTER_ADDR", "MASTER_PORT"})
-        unsetenv(v);
-    }
-  } unset_at_end;
+  // Restored on any exit: a world left in the environment would make every later plumb a worker.
+  testing::ScopedEnv world;
+  for (const char* v :
+       {"RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "PLUMB_DIST_LAUNCHER", "SLURM_PROCID",
+        "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "MASTER_ADDR", "MASTER_PORT"})
+    world.unset(v);  // from no world, whatever the job running the tests set
   const auto local_size = [] { return run::world_from_environment().value().local_size; };
-  setenv("MASTER_ADDR", "127.0.0.1", 1);
-  setenv("MASTER_PORT", "29500", 1);
-  setenv("RANK", "1", 1);
-  setenv("WORLD_SIZE", "3", 1);
-  setenv("PLUMB_DIST_LAUNCHER", "1", 1);
+  world.set("MASTER_ADDR", "127.0.0.1")
+      .set("MASTER_PORT", "29500")
+      .set("RANK", "1")
+      .set("WORLD_SIZE", "3")
+      .set("PLUMB_DIST_LAUNCHER", "1");
   EXPECT_EQ(local_size(), 3);
-  unsetenv("PLUMB_DIST_LAUNCHER");
+  world.unset("PLUMB_DIST_LAUNCHER");
   EXPECT_EQ(local_size(), 1) << "torchrun without LOCAL_WORLD_SIZE: not known, no share taken";
-  setenv("LOCAL_WORLD_SIZE", "2", 1);
+  world.set("LOCAL_WORLD_SIZE", "2");
   EXPECT_EQ(local_size(), 2);
-  unsetenv("RANK");
-  unsetenv("WORLD_SIZE");
-  unsetenv("LOCAL_WORLD_SIZE");
-  setenv("SLURM_PROCID", "5", 1);
-  setenv("SLURM_NTASKS", "8", 1);
-  setenv("SLURM_NTASKS_PER_NODE", "4", 1);
+  world.unset("RANK").unset("WORLD_SIZE").unset("LOCAL_WORLD_SIZE");
+  world.set("SLURM_PROCID", "5").set("SLURM_NTASKS", "8").set("SLURM_NTASKS_PER_NODE", "4");
   EXPECT_EQ(local_size(), 4);
-  setenv("SLURM_NTASKS_PER_NODE", "4(x2)", 1);
+  world.set("SLURM_NTASKS_PER_NODE", "4(x2)");
   EXPECT_EQ(local_size(), 1);
   for (const char* v :
        {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_NTASKS_PER_NODE", "MASTER_ADDR", "MASTER_PORT"})
-    unsetenv(v);
+    world.unset(v);
   EXPECT_FALSE(run::world_from_environment().has_value());
 }
 
@@ -354,7 +349,7 @@ TEST_F(Cli, DistOnGpusNeedsAGpuPerWorker) {
 // itself), its buckets live on the GPU, and the step's points come from CUDA events: every
 // bucket completes after it was launched, within the step.
 TEST(DataParallel, OneGpuWorkerOverNcclMatchesPlainTraining) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU here";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU";
   const torch::Device gpu(torch::kCUDA, 0);
   constexpr int kSteps = 4;
   auto reference = fc_model(16, gpu);
@@ -392,7 +387,7 @@ TEST(DataParallel, OneGpuWorkerOverNcclMatchesPlainTraining) {
 }
 
 TEST_F(Cli, DistOnAGpuRunsOverNccl) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU here";
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "needs a CUDA GPU";
   const auto r = plumb(
       "dist autoenc --device cuda --workers 1 --batch-per-worker 8 --steps 4 --warmup-steps 1 "
       "--bucket-mb 0.01 --set hidden=16 --set latent=4 --allreduce-sweep --json --db " +

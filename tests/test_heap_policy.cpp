@@ -12,6 +12,7 @@
 
 #include "fake_workload.h"
 #include "fresh_heap.h"
+#include "fresh_process.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/runner.h"
@@ -51,7 +52,8 @@ struct MallocDefaultsRequested {
 };
 
 TEST(HeapPolicy, TimingKeepsFreedBlocksInTheProcess) {
-  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
+  PLUMB_RUN_IN_FRESH_PROCESS();
+  ASSERT_TRUE(testing::heap_is_fresh()) << testing::kHeapNotFresh;
   std::vector<std::string> warnings;
   run::keep_freed_memory_in_process(warnings);
   EXPECT_TRUE(warnings.empty());
@@ -62,7 +64,8 @@ TEST(HeapPolicy, TimingKeepsFreedBlocksInTheProcess) {
 }
 
 TEST(HeapPolicy, ResidentSetCheckReturnsFreedBlocksToTheKernel) {
-  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
+  PLUMB_RUN_IN_FRESH_PROCESS();
+  ASSERT_TRUE(testing::heap_is_fresh()) << testing::kHeapNotFresh;
   std::vector<std::string> warnings;
   run::keep_freed_memory_in_process(warnings);
   ASSERT_GE(allocate_and_free_a_large_block().heap_while_live, 0);  // may reuse kept space
@@ -77,7 +80,8 @@ TEST(HeapPolicy, ResidentSetCheckReturnsFreedBlocksToTheKernel) {
 }
 
 TEST(HeapPolicy, MallocDefaultsVariableLeavesGlibcAloneAndWarns) {
-  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
+  PLUMB_RUN_IN_FRESH_PROCESS();
+  ASSERT_TRUE(testing::heap_is_fresh()) << testing::kHeapNotFresh;
   run::return_freed_memory_to_kernel();
   MallocDefaultsRequested defaults;
   std::vector<std::string> warnings;

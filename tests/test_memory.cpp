@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "fresh_heap.h"
+#include "fresh_process.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/profile/allocation_tracker.h"
@@ -236,6 +237,7 @@ TEST(MemoryProfile, RejectsBadOptions) {
 // Large enough that the allocator's and libraries' own overheads are small next to it: three
 // 2048-wide layers (weights, gradients and momentum of 12.6 M parameters: 151 MB) at batch 512.
 TEST(MemoryProfile, TrackedPeakAgreesWithResidentSetGrowth) {
+  PLUMB_RUN_IN_FRESH_PROCESS();
   struct Wide : torch::nn::Module {
     torch::nn::Sequential layers{nullptr};
     Wide() {
@@ -252,12 +254,12 @@ TEST(MemoryProfile, TrackedPeakAgreesWithResidentSetGrowth) {
     return std::make_unique<TestModel>(net, forward, std::vector<int64_t>{batch, 2048}, 10,
                                        Optim::kSgdMomentum);
   });
-  if (!testing::heap_is_fresh()) GTEST_SKIP() << testing::kHeapNotFresh;
+  ASSERT_TRUE(testing::heap_is_fresh()) << testing::kHeapNotFresh;
   // The BLAS allocates its own buffers on first use; do that before the measurement.
   torch::mm(torch::ones({512, 512}), torch::ones({512, 512}));
   const auto r = profile(w, Mode::kTrain, 512, 0, /*return_freed_memory=*/true);
   ASSERT_EQ(r.status, run::RunStatus::kOk) << r.message;
-  if (r.rss_peak_growth < 0) GTEST_SKIP() << "no /proc/self/clear_refs on this kernel";
+  if (r.rss_peak_growth < 0) GTEST_SKIP() << "needs /proc/self/clear_refs (Linux 4.0 or later)";
   const double ratio = static_cast<double>(r.tracked_peak) / static_cast<double>(r.rss_peak_growth);
   EXPECT_NEAR(ratio, 1.0, 0.10) << "tracked " << r.tracked_peak << " rss growth "
                                 << r.rss_peak_growth;

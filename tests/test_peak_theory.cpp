@@ -209,7 +209,7 @@ TEST(PeakTheory, MeasuredFp32OnThisMachineIsAValidEngine) {
   // the inferred theory is never exceeded without a note.
   const InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.03);
 #if !defined(__x86_64__)
-  GTEST_SKIP() << "instruction-peak kernels are x86-64 only";
+  GTEST_SKIP() << "needs an x86-64 CPU (the instruction-peak kernels are x86-64 only)";
 #endif
   ASSERT_TRUE(peak.supported) << peak.unsupported_reason;
   ASSERT_EQ(peak.by_threads.size(), 1u);
@@ -255,7 +255,7 @@ TEST(TileKernels, TileProductsMatchTheProductByHand) {
   if (!amx_usable(cpu, PeakDtype::kBf16, &reason)) {
     EXPECT_FALSE(reason.empty());
     EXPECT_FALSE(tile_product_bf16(nullptr, nullptr, nullptr));  // refuses before touching them
-    GTEST_SKIP() << "no AMX here: " << reason;
+    GTEST_SKIP() << "needs AMX: " << reason;
   }
   // bf16: A[m][k] = (m + k) % 5 - 2, B (VNNI pairs) row r holds B[2r][n], B[2r+1][n] for each n.
   alignas(64) uint16_t a[16 * 32], b[16 * 32];
@@ -274,7 +274,7 @@ TEST(TileKernels, TileProductsMatchTheProductByHand) {
   ASSERT_TRUE(tile_product_bf16(a, b, c));
   for (int i = 0; i < 16 * 16; ++i) EXPECT_FLOAT_EQ(c[i], ref[i]) << i;
 
-  if (!amx_usable(cpu, PeakDtype::kInt8, &reason)) GTEST_SKIP() << reason;
+  if (!amx_usable(cpu, PeakDtype::kInt8, &reason)) GTEST_SKIP() << "needs AMX int8: " << reason;
   // int8: u8 A[m][k] = (m * 3 + k) % 11, s8 B (VNNI quadruples) row r holds B[4r..4r+3][n].
   alignas(64) uint8_t ua[16 * 64];
   alignas(64) int8_t sb[16 * 64];

@@ -231,7 +231,7 @@ TEST(PlatformKernels, NarrowerIsaKernelsRun) {
   // more operations per cycle than any engine retires (it counts work it does not do), or, on
   // an idle machine, far below the theory its own measurement implies.
   const CpuFeatures full = detect_cpu_features();
-  if (!full.avx2 || !full.fma) GTEST_SKIP() << "no AVX2+FMA on this CPU";
+  if (!full.avx2 || !full.fma) GTEST_SKIP() << "needs AVX2 and FMA";
   CpuFeatures avx2 = full;
   avx2.avx512f = avx2.avx512bw = avx2.avx512vl = false;
   avx2.avx512_vnni = avx2.avx512_bf16 = avx2.avx512_fp16 = false;
@@ -314,7 +314,8 @@ TEST(PlatformKernels, PreemptedRunsAreFlagged) {
   std::vector<BwPoint> bw = sweep_bandwidth(opt);
   stop = true;
   hog.join();
-  if (started < 0) GTEST_SKIP() << "cannot pin threads here";
+  if (started < 0)
+    GTEST_SKIP() << "needs permission to pin threads (setting a thread's CPU affinity was refused)";
   ASSERT_EQ(peak.by_threads.size(), 1u);
   EXPECT_TRUE(peak.by_threads[0].disturbed);
   EXPECT_GT(peak.by_threads[0].ops_per_s, 0);

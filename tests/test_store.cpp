@@ -14,6 +14,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include "fresh_process.h"
 #include "plumb/core/errors.h"
 #include "plumb/store/results_store.h"
 #include "stored_profile_util.h"
@@ -648,7 +649,8 @@ TEST_F(StoreTest, RefusesPathThatCannotBeCreated) {
 }
 
 TEST_F(StoreTest, RefusesReadOnlyFileForWriting) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores file permissions";
+  // Root ignores file permissions: as root, the test runs again as an unprivileged user.
+  if (::geteuid() == 0) PLUMB_RUN_IN_FRESH_PROCESS(testing::Privileges::kDropRoot);
   const std::string db = file("plumb.db");
   ResultsStore::open(db).reset();
   fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
@@ -661,7 +663,8 @@ TEST_F(StoreTest, RefusesReadOnlyFileForWriting) {
 
 TEST_F(StoreTest, ReadsStoreInReadOnlyDirectory) {
   // Results shared read-only: SQLite cannot create the '-shm' file a WAL reader needs there.
-  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  // Root ignores directory permissions: as root, the test runs again as an unprivileged user.
+  if (::geteuid() == 0) PLUMB_RUN_IN_FRESH_PROCESS(testing::Privileges::kDropRoot);
   const std::string db = file("plumb.db");
   ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
   fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
