@@ -2,8 +2,10 @@
 // /proc/stat, the arithmetic, and live checks that a busy process elsewhere is counted while
 // this process's own work (such as the run that just ended) is not.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,20 +74,43 @@ TEST(CpuCompetition, ABusyProcessElsewhereIsCountedAndWarnedAbout) {
   })) << "no competition warning while another process spins";
 }
 
+// CPU time a thread of this process has used, from its own clock.
+double thread_cpu_seconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 TEST(CpuCompetition, ThisProcessesOwnWorkIsNotCompetition) {
   // What an interleaved series looks like from the next run: the machine has been busy with
-  // plumb itself. Here the busy thread even keeps going during the sample.
+  // plumb itself. Here a busy thread of this process even keeps going during the sample. What
+  // else the machine runs meanwhile may add to the figure, so the check is on the accounting:
+  // every second the busy thread ran in the window is counted as this process's own and taken
+  // off the machine's busy time.
   std::atomic<bool> stop{false};
   std::thread busy_thread([&] {
     volatile unsigned long counter = 0;
     while (!stop.load(std::memory_order_relaxed)) counter = counter + 1;
   });
+  clockid_t busy_clock{};
+  ASSERT_EQ(pthread_getcpuclockid(busy_thread.native_handle(), &busy_clock), 0);
   std::this_thread::sleep_for(milliseconds(50));
-  const auto busy = sample_other_busy_cores(milliseconds(300));
+  const double spun_before = thread_cpu_seconds(busy_clock);
+  const auto window = sample_cpu_window(milliseconds(500));
+  const double spun = thread_cpu_seconds(busy_clock) - spun_before;
   stop = true;
   busy_thread.join();
-  ASSERT_TRUE(busy.has_value());
-  EXPECT_LT(*busy, kCompetingBusyCores);
+  ASSERT_TRUE(window.has_value());
+  // A tenth of a core at least, even on a crowded machine: enough to tell counted from not.
+  ASSERT_GE(spun, 0.05) << "the busy thread hardly ran";
+  // The bracketing reads of the thread's clock add a fraction of a millisecond around the
+  // window; 10 ms covers that and is far below what the thread ran.
+  constexpr double kSlack = 0.01;
+  EXPECT_GE(window->own_cpu_s, spun - kSlack) << "the busy thread was not counted as our own";
+  EXPECT_LE(other_busy_cores(*window) * window->wall_s,
+            std::max(0.0, window->machine_busy_s - spun) + kSlack)
+      << "machine busy " << window->machine_busy_s << " s, of which this process "
+      << window->own_cpu_s << " s, the busy thread " << spun << " s";
 }
 
 }  // namespace

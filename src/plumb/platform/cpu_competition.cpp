@@ -47,7 +47,11 @@ double other_busy_cores(double busy_before_s, double busy_after_s, double self_c
   return std::max(0.0, (busy_after_s - busy_before_s - self_cpu_s) / wall_s);
 }
 
-std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
+double other_busy_cores(const CpuWindow& window) {
+  return other_busy_cores(0, window.machine_busy_s, window.own_cpu_s, window.wall_s);
+}
+
+std::optional<CpuWindow> sample_cpu_window(std::chrono::milliseconds window) {
   using Clock = std::chrono::steady_clock;
   const auto before = read_busy_seconds();
   const double self_before = process_cpu_seconds();
@@ -58,7 +62,13 @@ std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) 
   const double self_after = process_cpu_seconds();
   const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (!after) return std::nullopt;
-  return other_busy_cores(*before, *after, self_after - self_before, wall_s);
+  return CpuWindow{*after - *before, self_after - self_before, wall_s};
+}
+
+std::optional<double> sample_other_busy_cores(std::chrono::milliseconds window) {
+  const auto sample = sample_cpu_window(window);
+  if (!sample) return std::nullopt;
+  return other_busy_cores(*sample);
 }
 
 }  // namespace plumb::platform

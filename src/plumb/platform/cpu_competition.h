@@ -22,8 +22,22 @@ std::optional<double> parse_busy_seconds(const std::string& proc_stat, long tick
 double other_busy_cores(double busy_before_s, double busy_after_s, double self_cpu_s,
                         double wall_s);
 
-// Other processes' busy cores measured over `window` (this thread sleeps meanwhile); nullopt
-// where /proc/stat cannot be read (not Linux).
+// What one sampling window read: the busy time of all cores, this process's own CPU time (all
+// of its threads) and the wall time, each over the same window.
+struct CpuWindow {
+  double machine_busy_s = 0;
+  double own_cpu_s = 0;
+  double wall_s = 0;
+};
+
+// other_busy_cores over one window's readings.
+double other_busy_cores(const CpuWindow& window);
+
+// Reads the machine's and this process's CPU time over `window` (this thread sleeps
+// meanwhile); nullopt where /proc/stat cannot be read (not Linux).
+std::optional<CpuWindow> sample_cpu_window(std::chrono::milliseconds window);
+
+// Other processes' busy cores measured over `window`; nullopt as above.
 std::optional<double> sample_other_busy_cores(
     std::chrono::milliseconds window = std::chrono::milliseconds(150));
 
