@@ -2,10 +2,18 @@
 // started together on a file that does not exist yet, with a reader exporting the whole store
 // again and again meanwhile. Every writer succeeds within SQLite's busy wait (10 s,
 // store/schema.h), nothing is lost or stored twice, and no reader ever sees a locked or
-// damaged store.
+// damaged store. Two processes creating one database, one of them failing half-way: the
+// database the other made stays. A run that finds the database locked past the busy wait
+// exits 3 with what it measured.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -17,6 +25,7 @@
 namespace plumb {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::Cli;
 
 TEST_F(Cli, EightWritersAndAReaderShareOneDatabase) {
@@ -62,6 +71,112 @@ TEST_F(Cli, EightWritersAndAReaderShareOneDatabase) {
   EXPECT_NE(testing::slurp(dir_ / "reader_rc").find("0\n"), std::string::npos)
       << "no export succeeded while the writers ran:\n"
       << reader;
+}
+
+// Children started by a test; any still running when it ends (an ASSERT returned early) are
+// killed and reaped, since a stopped one would wait for a SIGCONT forever.
+class Children {
+ public:
+  ~Children() {
+    for (const pid_t pid : running_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // Starts `command` (a shell command line) as a child of this process, itself, not a shell
+  // around it, so the test can see it stop (PLUMB_STOP_AT) and let it go on.
+  pid_t start(const std::string& command) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    running_.insert(pid);
+    return pid;
+  }
+  // waitpid's status once the child stops (true) or ends (false: it is reaped).
+  bool stopped(pid_t pid, int& status) {
+    if (waitpid(pid, &status, WUNTRACED) != pid) return false;
+    if (WIFSTOPPED(status)) return true;
+    running_.erase(pid);
+    return false;
+  }
+  // Lets a stopped child go on and returns its status once it has ended.
+  int resume_to_end(pid_t pid) {
+    kill(pid, SIGCONT);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    running_.erase(pid);
+    return status;
+  }
+
+ private:
+  std::set<pid_t> running_;
+};
+
+// Two processes decide at once that the database does not exist and create it. The first
+// stops with its copy made (PLUMB_STOP_AT), the second publishes its own and stores a run in
+// it, then the first goes on and fails as if its disk had filled (PLUMB_FAIL_AT): the
+// database and the second's run stay, and no file of the first's is left. Had the first not
+// failed, it finds the database there and stores its run in it.
+TEST_F(Cli, AFailedCreatorLeavesTheDatabaseAnotherCreatedAlone) {
+  for (const bool fails : {true, false}) {
+    SCOPED_TRACE(fails ? "the first creator fails" : "the first creator goes on");
+    const std::string db = (dir_ / (fails ? "failed.db" : "shared.db")).string();
+    const std::string err = (dir_ / "first.err").string();
+    Children children;
+    const pid_t first = children.start(
+        std::string("env PLUMB_STOP_AT=create-db ") + (fails ? "PLUMB_FAIL_AT=create-db " : "") +
+        PLUMB_BINARY + " " + quick_run_args() + " --tag first --db " + db + " >/dev/null 2>" + err);
+    int status = 0;
+    ASSERT_TRUE(children.stopped(first, status))
+        << "wait status " << status << ": " << testing::slurp(err);
+    EXPECT_FALSE(fs::exists(db)) << "published before it was whole";
+    const auto second = plumb(quick_run_args() + " --tag second --db " + db);
+    ASSERT_EQ(second.code, 0) << second.err;
+
+    status = children.resume_to_end(first);
+    const std::string first_err = testing::slurp(err);
+    ASSERT_TRUE(fs::exists(db)) << first_err;
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    const std::string tags =
+        check.execAndGet("SELECT group_concat(tag, ' ') FROM (SELECT tag FROM runs ORDER BY id)")
+            .getString();
+    if (fails) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status << ": " << first_err;
+      EXPECT_NE(first_err.find("cannot create results database"), std::string::npos) << first_err;
+      EXPECT_NE(first_err.find("injected failure"), std::string::npos) << first_err;
+      EXPECT_EQ(tags, "second");
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << ": " << first_err;
+      EXPECT_EQ(tags, "second first");
+    }
+    EXPECT_EQ(check.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  }
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos)
+        << "left behind: " << entry.path();
+}
+
+// A run measured while another process holds the database's write lock past the busy wait
+// (10 s): not stored, and not bad usage either. Exit 3, and the error carries the figures.
+TEST_F(Cli, AMeasuredRunThatCannotBeStoredExits3) {
+  ASSERT_EQ(plumb(quick_run_args() + " --db " + db()).code, 0);
+  SQLite::Database holder(db(), SQLite::OPEN_READWRITE);
+  holder.exec("BEGIN IMMEDIATE");
+  const auto start = std::chrono::steady_clock::now();
+  const auto locked = plumb(quick_run_args() + " --tag locked --db " + db());
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  holder.exec("ROLLBACK");
+  EXPECT_EQ(locked.code, 3) << locked.err;
+  EXPECT_NE(locked.err.find("could not save the run of autoenc"), std::string::npos) << locked.err;
+  EXPECT_NE(locked.err.find("nothing of it was stored"), std::string::npos) << locked.err;
+  EXPECT_NE(locked.err.find("[measured: "), std::string::npos) << locked.err;
+  EXPECT_NE(locked.err.find("another process holds the database locked"), std::string::npos)
+      << locked.err;
+  EXPECT_GE(waited, 10.0) << "gave up before the busy wait";
+  EXPECT_EQ(testing::count_rows(db(), "SELECT COUNT(*) FROM runs WHERE tag = 'locked'"), 0);
 }
 
 }  // namespace

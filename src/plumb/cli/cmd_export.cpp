@@ -1,9 +1,14 @@
 // plumb export: the results store as CSV (runs or samples) or one JSON document.
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "plumb/cli/commands.h"
+#include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
 #include "plumb/store/results_store.h"
 
@@ -23,17 +28,29 @@ void add_export_command(CLI::App& app) {
     if (*format != "csv" && *format != "json")
       throw UsageError("--format must be csv or json, got '" + *format + "'");
     auto store = store::ResultsStore::open(*db, /*read_only=*/true);
-    std::ofstream file;
+    const auto write = [&](std::ostream& out) {
+      if (*format == "json") {
+        store::export_json(*store, out);
+      } else {
+        store::export_csv(*store, *table, out);
+      }
+    };
     if (!output->empty()) {
-      file.open(*output);
-      if (!file) throw UsageError("cannot write '" + *output + "'; check the directory exists");
+      // Made whole before anything is written: a file is replaced only by a complete export
+      // and a failed write (a full disk) leaves the one there as it was.
+      std::ostringstream text;
+      write(text);
+      write_file_atomically(*output, text.str());
+      return;
     }
-    std::ostream& out = output->empty() ? std::cout : file;
-    if (*format == "json") {
-      store::export_json(*store, out);
-    } else {
-      store::export_csv(*store, *table, out);
-    }
+    // A pipe or a redirection that refuses the text (a full disk) must not pass for a complete
+    // export.
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout)
+      throw UsageError(fmt::format(
+          "writing the export to standard output failed: {}; what was written is incomplete",
+          std::strerror(errno)));
   });
 }
 

@@ -1,6 +1,6 @@
 // plumb command-line entry point: builds the CLI11 app, maps errors to exit codes
-// (0 ok, 1 a run failed or plumb compare found a slowdown, 2 bad usage) and prints one actionable
-// line for bad input.
+// (0 ok, 1 a run failed or plumb compare found a slowdown, 2 bad usage, 3 a result measured but
+// not stored) and prints one actionable line for bad input.
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "plumb: " << e.what() << " (see plumb --help)\n";
     return 2;
+  } catch (const plumb::SaveError& e) {
+    // Not bad usage: the work was done and its figures are in the message.
+    std::cerr << "plumb: " << e.what() << '\n';
+    return 3;
   } catch (const plumb::UsageError& e) {
     std::cerr << "plumb: " << e.what() << '\n';
     return 2;

@@ -7,7 +7,8 @@
 namespace plumb {
 
 // Throws UsageError naming the path when the directory is not writable, the write fails (disk
-// full) or the file cannot be replaced; the temporary file is removed on every failure.
+// full, checked through fsync) or the file cannot be replaced; the temporary file is removed on
+// every failure, and a file already at `path` is then left as it was.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace plumb

@@ -1,7 +1,8 @@
 // Error kinds shared by every layer: bad user input vs. internal bugs.
 //
 // DESIGN.md: bad user input raises UsageError (caught by the CLI, one actionable line,
-// exit code 2, nothing written half-way); a broken invariant is a bug and asserts.
+// exit code 2, nothing written half-way); a result that was produced but could not be stored
+// raises SaveError (exit code 3); a broken invariant is a bug and asserts.
 #pragma once
 
 #include <cstdio>
@@ -16,6 +17,15 @@ namespace plumb {
 class UsageError : public std::runtime_error {
  public:
   explicit UsageError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A measurement (or another result) that was made but could not be stored, for a reason the
+// user can fix: the database stayed locked, is read-only, or its disk is full. A UsageError
+// for every layer that catches those, but the CLI exits with its own code: unlike bad usage,
+// work was done, and the message carries what was lost.
+class SaveError : public UsageError {
+ public:
+  using UsageError::UsageError;
 };
 
 }  // namespace plumb

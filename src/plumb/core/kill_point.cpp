@@ -1,4 +1,5 @@
-// PLUMB_KILL_AT: the test hook that kills plumb at a named phase (see kill_point.h).
+// PLUMB_KILL_AT, PLUMB_STOP_AT, PLUMB_FAIL_AT: the test hooks that kill, stop or fail plumb at
+// a named phase (see kill_point.h).
 #include "plumb/core/kill_point.h"
 
 #include <signal.h>
@@ -10,33 +11,41 @@
 namespace plumb {
 namespace {
 
-struct KillRequest {
+// One variable's request and how often its phase has been reached.
+struct PhaseRequest {
   std::string phase;  // empty: no request
   long nth = 1;
-};
+  std::atomic<long> reached{0};
 
-const KillRequest& request() {
-  static const KillRequest r = [] {
-    KillRequest k;
-    const char* text = std::getenv("PLUMB_KILL_AT");
-    if (text == nullptr) return k;
-    k.phase = text;
-    if (const auto colon = k.phase.find(':'); colon != std::string::npos) {
-      k.nth = std::strtol(k.phase.c_str() + colon + 1, nullptr, 10);
-      k.phase.resize(colon);
+  explicit PhaseRequest(const char* variable) {
+    const char* text = std::getenv(variable);
+    if (text == nullptr) return;
+    phase = text;
+    if (const auto colon = phase.find(':'); colon != std::string::npos) {
+      nth = std::strtol(phase.c_str() + colon + 1, nullptr, 10);
+      phase.resize(colon);
     }
-    return k;
-  }();
-  return r;
-}
+  }
+
+  // True the n-th time the named phase is reached.
+  bool due(const char* at) {
+    if (phase.empty() || phase != at) return false;
+    return ++reached == nth;
+  }
+};
 
 }  // namespace
 
 void kill_point(const char* phase) {
-  const KillRequest& r = request();
-  if (r.phase.empty() || r.phase != phase) return;
-  static std::atomic<long> reached{0};
-  if (++reached == r.nth) ::raise(SIGKILL);
+  static PhaseRequest kill("PLUMB_KILL_AT");
+  static PhaseRequest stop("PLUMB_STOP_AT");
+  if (kill.due(phase)) ::raise(SIGKILL);
+  if (stop.due(phase)) ::raise(SIGSTOP);
+}
+
+bool failure_injected(const char* phase) {
+  static PhaseRequest fail("PLUMB_FAIL_AT");
+  return fail.due(phase);
 }
 
 }  // namespace plumb

@@ -2,9 +2,13 @@
 // transaction, and reading runs back.
 #include "plumb/store/results_store.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -46,6 +50,71 @@ void initialise(SQLite::Database& db, const std::string& path) {
   if (kind == detail::DbKind::kEmpty) detail::create_schema(db);
   if (kind == detail::DbKind::kOlder) detail::migrate_schema(db, identity.user_version);
   tx.commit();
+}
+
+// A database file and the side files SQLite may have left beside it.
+void remove_database_files(const std::string& file) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(file + suffix, ec);
+}
+
+// Gives the finished file `tmp` the name `path` in one step that never replaces a file already
+// there: a hard link, or where the file system has none a rename with RENAME_NOREPLACE. False
+// when `path` exists (another process published its database first); `tmp` is then left.
+bool publish_new_database(const std::string& tmp, const std::string& path) {
+  if (::link(tmp.c_str(), path.c_str()) == 0) {
+    ::unlink(tmp.c_str());
+    return true;
+  }
+  if (errno == EEXIST) return false;
+  const int link_error = errno;
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0)
+    return true;
+  if (errno == EEXIST) return false;
+  throw UsageError(fmt::format(
+      "cannot create results database '{}': its file system can neither hard-link ({}) nor "
+      "rename without replacing ({}), which plumb needs to publish a new database whole; pass "
+      "a --db on another file system",
+      path, std::strerror(link_error), std::strerror(errno)));
+}
+
+// Creates a new database for `path`: made whole (schema, WAL mode) under a temporary name beside
+// it, then published under `path`. Another process sees either no file or a whole database,
+// and a failure removes only the temporary file, never a database at `path`: several processes
+// may create the same new database at once, and one that fails must not delete the database
+// another published meanwhile, with the results it may already hold. When another process
+// published first, its database is kept and this one's discarded.
+void create_database(const std::string& path) {
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  remove_database_files(tmp);  // left by a killed process that had this process id
+  try {
+    {
+      SQLite::Database db(tmp, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                          detail::kBusyTimeoutMs);
+      initialise(db, path);
+      db.exec("PRAGMA journal_mode = WAL");
+      kill_point("create-db");
+      if (failure_injected("create-db"))
+        throw SQLite::Exception("injected failure (PLUMB_FAIL_AT=create-db)", SQLITE_IOERR);
+    }  // closed: SQLite checkpoints the WAL into the file and removes its side files
+    if (!publish_new_database(tmp, path)) remove_database_files(tmp);
+  } catch (...) {
+    remove_database_files(tmp);
+    throw;
+  }
+}
+
+// The UsageError for an SQLite failure to `verb` ("create", "open") the database at `path`.
+UsageError open_error(const SQLite::Exception& e, const char* verb, const std::string& path) {
+  if (const std::string full = detail::full_disk_note(path); !full.empty())
+    return UsageError(fmt::format(
+        "cannot {} results database '{}': {}; free space there or pass another --db (what it "
+        "holds is unchanged)",
+        verb, path, full));
+  return UsageError(fmt::format(
+      "cannot {} results database '{}': {}; check the path and its permissions or pass another "
+      "--db",
+      verb, path, e.what()));
 }
 
 StoredRun read_run_row(const SQLite::Statement& st) {
@@ -127,8 +196,21 @@ ResultsStore::~ResultsStore() = default;
 std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool read_only) {
   // Every check that can refuse the file runs before it is opened for writing, so a refused
   // file is left byte-for-byte as it was.
-  const std::optional<detail::DbKind> existing = detail::check_path(path, read_only);
-  const bool creating = !existing.has_value();
+  std::optional<detail::DbKind> existing = detail::check_path(path, read_only);
+  if (!existing) {
+    try {
+      create_database(path);
+    } catch (const SQLite::Exception& e) {
+      throw open_error(e, "create", path);
+    }
+    // Ours, or the one another process published first.
+    existing = detail::check_path(path, read_only);
+    if (!existing)
+      throw UsageError(fmt::format(
+          "cannot create results database '{}': a new file there disappeared at once (a "
+          "dangling symbolic link?); pass another --db",
+          path));
+  }
 
   // A reader of a file it could write connects read-write but sets query_only: SQLite then
   // refuses every change, and closing the last connection still checkpoints and removes the
@@ -136,7 +218,6 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
   const bool query_only = read_only && ::access(path.c_str(), W_OK) == 0 &&
                           ::access(detail::directory_of(path).c_str(), W_OK) == 0;
   int flags = read_only && !query_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE;
-  if (creating) flags |= SQLite::OPEN_CREATE;
   // A truly read-only reader of a WAL database needs a '-shm' file, which SQLite cannot
   // create in a directory we may not write (results shared read-only, read-only media).
   // With no side files present nobody is writing, so the file is read as immutable.
@@ -145,15 +226,9 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
     target = detail::immutable_uri(path);
     flags |= SQLite::OPEN_URI;
   }
+  // The file existed before this call or was published whole by it; either way another process
+  // may be using it by now, so a failure below leaves it as it is.
   std::unique_ptr<SQLite::Database> db;
-  // Nothing half-made is left behind: when this call created the file, a failure removes it.
-  const auto discard_created = [&] {
-    db.reset();
-    if (!creating) return;
-    std::error_code ec;
-    fs::remove(path, ec);
-    fs::remove(path + "-journal", ec);
-  };
   try {
     db = std::make_unique<SQLite::Database>(target, flags, detail::kBusyTimeoutMs);
     // SQLite silently falls back to read-only when it cannot write the file; that would
@@ -175,20 +250,8 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
     }
     if (query_only) db->exec("PRAGMA query_only = ON");
     db->exec("PRAGMA foreign_keys = ON");
-  } catch (const UsageError&) {
-    discard_created();
-    throw;
   } catch (const SQLite::Exception& e) {
-    discard_created();
-    if (const std::string full = detail::full_disk_note(path); !full.empty())
-      throw UsageError(
-          fmt::format("cannot {} results database '{}': {}; free space there or "
-                      "pass another --db (what it holds is unchanged)",
-                      creating ? "create" : "open", path, full));
-    throw UsageError(fmt::format(
-        "cannot {} results database '{}': {}; check the path and its permissions or pass "
-        "another --db",
-        creating ? "create" : "open", path, e.what()));
+    throw open_error(e, "open", path);
   }
   return std::unique_ptr<ResultsStore>(new ResultsStore(path, std::move(db)));
 }

@@ -170,17 +170,17 @@ void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                                     what, path, e.what());
   if (!measured.empty()) message += " [measured: " + measured + "]";
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-    throw UsageError(message +
-                     "; another process holds the database locked: retry when it is done or "
-                     "pass another --db");
+    throw SaveError(message +
+                    "; another process holds the database locked: retry when it is done or "
+                    "pass another --db");
   if (code == SQLITE_READONLY)
-    throw UsageError(message +
-                     "; the store was opened read-only or its file is not writable: fix "
-                     "permissions or pass another --db");
+    throw SaveError(message +
+                    "; the store was opened read-only or its file is not writable: fix "
+                    "permissions or pass another --db");
   if (const std::string full = full_disk_note(path); !full.empty())
-    throw UsageError(message + "; " + full + ": free space there or pass another --db");
+    throw SaveError(message + "; " + full + ": free space there or pass another --db");
   if (code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
-    throw UsageError(message + "; free disk space or fix permissions, or pass another --db");
+    throw SaveError(message + "; free disk space or fix permissions, or pass another --db");
   throw std::runtime_error(message);
 }
 

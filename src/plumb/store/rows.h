@@ -192,7 +192,7 @@ bool has_result_column(const SQLite::Statement& st, const char* column);
 // tag, config_json) and the joined environment JSON (column env_json).
 void read_record_columns(const SQLite::Statement& st, store::StoredRecord& record);
 
-// Throws for a failed write of `what` ("run of resnet50"): UsageError for conditions the user
+// Throws for a failed write of `what` ("run of resnet50"): SaveError for conditions the user
 // can fix (locked, read-only, disk full), std::runtime_error for anything else (a plumb bug).
 // `measured`, when given, is the measurement's summary: the message carries it, so what was
 // measured reaches stderr instead of being lost with the write.
