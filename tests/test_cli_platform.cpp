@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -56,6 +57,15 @@ TEST_F(Cli, ProbeReportsEveryDtypeAndLevelAndIsReused) {
         continue;
       }
       ASSERT_TRUE(e["theory"].is_object()) << dtype;
+      // Every sequence timed for the engine is listed; the engine's peak is the fastest.
+      double fastest = 0;
+      bool own = false;
+      for (const auto& q : e["sequences"]) {
+        fastest = std::max(fastest, q["instruction_flops"].get<double>());
+        own = own || q["isa"] == e["isa"];
+      }
+      EXPECT_TRUE(own) << dtype << " " << e["isa"];
+      EXPECT_DOUBLE_EQ(fastest, e["instruction_flops"].get<double>()) << dtype;
       for (const auto& row : e["by_threads"]) {
         if (!row["fraction_of_theoretical"].is_number()) continue;
         if (row["fraction_of_theoretical"].get<double>() > 1.05) {

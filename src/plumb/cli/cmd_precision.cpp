@@ -26,6 +26,7 @@
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/runner.h"
+#include "plumb/run/step_loop.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 

@@ -13,6 +13,7 @@
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
+#include "plumb/core/text.h"
 
 namespace plumb::cli {
 namespace {
@@ -85,6 +86,15 @@ void print_probe(const ProbeChoice& choice) {
                        : theory_info.at("inferred").get<std::string>() + " (measured)";
         const std::string note = theory_info.at("note").get<std::string>();
         if (!note.empty()) notes.push_back(dtype + " " + engine + ": " + note);
+      }
+      // Several forms of the engine's work timed (int8 without VNNI): each, and which won.
+      if (e.contains("sequences") && e.at("sequences").size() > 1) {
+        std::vector<std::string> timed;
+        for (const auto& q : e.at("sequences"))
+          timed.push_back(fmt::format("{} {} G", q.at("isa").get<std::string>(),
+                                      giga(q.at("instruction_flops").get<double>())));
+        notes.push_back(fmt::format("{} {}: timed {}; the fastest is the peak", dtype, engine,
+                                    join(timed, ", ")));
       }
       peaks.add_row({first ? dtype : "", engine + (roof ? " (roof)" : ""),
                      e.at("isa").get<std::string>(), giga(peak),

@@ -5,6 +5,8 @@
 // are chosen at run time, because plumb is compiled for generic x86-64.
 #include "plumb/platform/peak_kernels.h"
 
+#include "plumb/core/errors.h"
+#include "plumb/platform/int8_order_kernels.h"
 #include "plumb/platform/tile_kernels.h"
 
 #include <algorithm>
@@ -352,44 +354,57 @@ Variant vector_variant(std::string isa, PeakKernel kernel, int chains, int bits,
   return v;
 }
 
-Variant select_variant(PeakDtype dtype, const CpuFeatures& cpu) {
+// The vector sequences an engine on `cpu` runs `dtype` with, each to be timed (the fastest is
+// the engine's peak): one, except int8 without VNNI on AVX2, where the three-instruction form
+// is timed in oneDNN's order and in plumb's 4-chain loop. One unsupported Variant with the
+// reason when there is none.
+std::vector<Variant> select_variants(PeakDtype dtype, const CpuFeatures& cpu) {
 #if defined(__x86_64__)
   switch (dtype) {
     case PeakDtype::kFp32:
-      if (cpu.avx512f) return vector_variant("avx512 vfmadd231ps", fp32_avx512, 16, 512, 32, 2);
-      if (cpu.avx2 && cpu.fma) return vector_variant("avx2 vfmadd231ps", fp32_avx2, 12, 256, 32, 2);
-      if (cpu.sse2) return vector_variant("sse2 mulps+addps", fp32_sse2, 12, 128, 32, 2);
-      return unsupported("no SSE2 on this CPU");
+      if (cpu.avx512f) return {vector_variant("avx512 vfmadd231ps", fp32_avx512, 16, 512, 32, 2)};
+      if (cpu.avx2 && cpu.fma)
+        return {vector_variant("avx2 vfmadd231ps", fp32_avx2, 12, 256, 32, 2)};
+      if (cpu.sse2) return {vector_variant("sse2 mulps+addps", fp32_sse2, 12, 128, 32, 2)};
+      return {unsupported("no SSE2 on this CPU")};
     case PeakDtype::kFp64:
-      if (cpu.avx512f) return vector_variant("avx512 vfmadd231pd", fp64_avx512, 16, 512, 64, 2);
-      if (cpu.avx2 && cpu.fma) return vector_variant("avx2 vfmadd231pd", fp64_avx2, 12, 256, 64, 2);
-      if (cpu.sse2) return vector_variant("sse2 mulpd+addpd", fp64_sse2, 12, 128, 64, 2);
-      return unsupported("no SSE2 on this CPU");
+      if (cpu.avx512f) return {vector_variant("avx512 vfmadd231pd", fp64_avx512, 16, 512, 64, 2)};
+      if (cpu.avx2 && cpu.fma)
+        return {vector_variant("avx2 vfmadd231pd", fp64_avx2, 12, 256, 64, 2)};
+      if (cpu.sse2) return {vector_variant("sse2 mulpd+addpd", fp64_sse2, 12, 128, 64, 2)};
+      return {unsupported("no SSE2 on this CPU")};
     case PeakDtype::kBf16:
       if (cpu.avx512_bf16)
-        return vector_variant("avx512_bf16 vdpbf16ps", bf16_avx512, 16, 512, 32, 4);
-      return unsupported("no avx512_bf16 on this CPU");
+        return {vector_variant("avx512_bf16 vdpbf16ps", bf16_avx512, 16, 512, 32, 4)};
+      return {unsupported("no avx512_bf16 on this CPU")};
     case PeakDtype::kFp16:
-      if (!cpu.avx512_fp16) return unsupported("no avx512_fp16 on this CPU");
+      if (!cpu.avx512_fp16) return {unsupported("no avx512_fp16 on this CPU")};
 #if PLUMB_HAVE_AVX512FP16_INTRINSICS
-      return vector_variant("avx512_fp16 vfmadd231ph", fp16_avx512, 16, 512, 16, 2);
+      return {vector_variant("avx512_fp16 vfmadd231ph", fp16_avx512, 16, 512, 16, 2)};
 #else
-      return unsupported("plumb was built by a compiler without avx512_fp16 intrinsics");
+      return {unsupported("plumb was built by a compiler without avx512_fp16 intrinsics")};
 #endif
     case PeakDtype::kInt8:
       if (cpu.avx512_vnni)
-        return vector_variant("avx512_vnni vpdpbusd", int8_avx512_vnni, 16, 512, 32, 8);
-      if (cpu.avx_vnni) return vector_variant("avx_vnni vpdpbusd", int8_avx_vnni, 12, 256, 32, 8);
+        return {vector_variant("avx512_vnni vpdpbusd", int8_avx512_vnni, 16, 512, 32, 8)};
+      if (cpu.avx_vnni) return {vector_variant("avx_vnni vpdpbusd", int8_avx_vnni, 12, 256, 32, 8)};
       // Three instructions do one vpdpbusd's work: counted as one instruction-equivalent.
+      // oneDNN's avx512_core kernels run them on zmm registers where the CPU has AVX-512BW.
+      if (cpu.avx512f && cpu.avx512bw)
+        return {vector_variant("avx512bw vpmaddubsw+vpmaddwd+vpaddd (oneDNN's order)",
+                               int8_avx512bw_onednn, 16, 512, 32, 8)};
       if (cpu.avx2)
-        return vector_variant("avx2 vpmaddubsw+vpmaddwd+vpaddd", int8_avx2, 4, 256, 32, 8);
-      return unsupported("no avx512_vnni, avx_vnni or avx2 on this CPU");
+        return {vector_variant("avx2 vpmaddubsw+vpmaddwd+vpaddd (oneDNN's order)", int8_avx2_onednn,
+                               8, 256, 32, 8),
+                vector_variant("avx2 vpmaddubsw+vpmaddwd+vpaddd (4-chain loop)", int8_avx2, 4, 256,
+                               32, 8)};
+      return {unsupported("no avx512_vnni, avx_vnni, avx512bw or avx2 on this CPU")};
   }
-  return unsupported("unknown dtype");
+  return {unsupported("unknown dtype")};
 #else
   (void)dtype;
   (void)cpu;
-  return unsupported("no instruction-peak kernels for this architecture (x86-64 only)");
+  return {unsupported("no instruction-peak kernels for this architecture (x86-64 only)")};
 #endif
 }
 
@@ -624,10 +639,28 @@ CpuFeatures usable_features(const CpuFeatures& cpu) {
 
 }  // namespace
 
-std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason) {
-  Variant v = select_variant(dtype, cpu);
-  if (reason != nullptr) *reason = v.reason;
-  return v.isa;
+std::vector<std::string> vector_sequences(PeakDtype dtype, const CpuFeatures& cpu,
+                                          std::string* reason) {
+  std::vector<std::string> out;
+  for (const Variant& v : select_variants(dtype, cpu)) {
+    if (reason != nullptr) *reason = v.reason;
+    if (!v.isa.empty()) out.push_back(v.isa);
+  }
+  return out;
+}
+
+InstructionPeak fastest_sequence(std::vector<InstructionPeak> candidates) {
+  PLUMB_ASSERT(!candidates.empty(), "an engine has at least one sequence");
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size(); ++i)
+    if (candidates[i].supported && (!candidates[best].supported ||
+                                    candidates[i].best_ops_per_s > candidates[best].best_ops_per_s))
+      best = i;
+  InstructionPeak out = candidates[best];
+  out.sequences.clear();
+  for (const InstructionPeak& c : candidates)
+    if (c.supported) out.sequences.push_back({c.isa, c.best_ops_per_s, c.best_threads});
+  return out;
 }
 
 InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
@@ -637,23 +670,39 @@ InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
 
 InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
                                          const CpuFeatures& cpu) {
-  return measure_variants({{dtype, select_variant(dtype, usable_features(cpu))}}, max_threads,
-                          seconds_per_point)
-      .front();
+  std::vector<std::pair<PeakDtype, Variant>> vs;
+  for (Variant& v : select_variants(dtype, usable_features(cpu))) vs.emplace_back(dtype, v);
+  return fastest_sequence(measure_variants(vs, max_threads, seconds_per_point));
 }
 
 std::vector<InstructionPeak> measure_engine_peaks(const std::vector<PeakDtype>& dtypes,
                                                   int max_threads, double seconds_per_point) {
   const CpuFeatures cpu = detect_cpu_features();
+  // Every sequence of every engine is measured in the same rounds; `engine_of` says which
+  // engine each belongs to, and each engine keeps its fastest.
   std::vector<std::pair<PeakDtype, Variant>> vs;
+  std::vector<size_t> engine_of;
+  size_t engines = 0;
   for (PeakDtype dtype : dtypes) {
-    vs.emplace_back(dtype, select_variant(dtype, cpu));
+    for (Variant& v : select_variants(dtype, cpu)) {
+      vs.emplace_back(dtype, v);
+      engine_of.push_back(engines);
+    }
+    ++engines;
     // Only bf16 and int8 have tile instructions (AMX); where the CPU lacks them the matrix
     // engine is listed unsupported with the reason, as the vector one would be.
-    if (dtype == PeakDtype::kBf16 || dtype == PeakDtype::kInt8)
+    if (dtype == PeakDtype::kBf16 || dtype == PeakDtype::kInt8) {
       vs.emplace_back(dtype, select_matrix_variant(dtype, cpu));
+      engine_of.push_back(engines++);
+    }
   }
-  return measure_variants(vs, max_threads, seconds_per_point);
+  std::vector<InstructionPeak> measured = measure_variants(vs, max_threads, seconds_per_point);
+  std::vector<std::vector<InstructionPeak>> by_engine(engines);
+  for (size_t i = 0; i < measured.size(); ++i)
+    by_engine[engine_of[i]].push_back(std::move(measured[i]));
+  std::vector<InstructionPeak> out;
+  for (auto& candidates : by_engine) out.push_back(fastest_sequence(std::move(candidates)));
+  return out;
 }
 
 TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz) {

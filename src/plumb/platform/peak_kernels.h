@@ -9,13 +9,18 @@
 //   bf16 vdpbf16ps (fp32 lane) ............ 4 FLOPs (two bf16 products + two adds)
 //   fp16 vfmadd231ph (fp16 lane) .......... 2 FLOPs
 //   int8 vpdpbusd (32-bit lane) ........... 8 int ops (four u8 x s8 products + four adds)
-//   int8 avx2 fallback (vpmaddubsw + vpmaddwd + vpaddd) counts the same 8 ops per 32-bit lane
-//     for the three instructions, i.e. the useful work of one vpdpbusd.
+//   int8 without VNNI (vpmaddubsw + vpmaddwd + vpaddd, what oneDNN runs: zmm with AVX-512BW,
+//     ymm with AVX2) counts the same 8 ops per 32-bit lane for the three instructions, i.e.
+//     the useful work of one vpdpbusd.
 // bf16 without avx512_bf16 and fp16 without avx512_fp16 are reported unsupported, never
 // emulated: an emulated peak would be a different, misleading roof.
 //
 // Two engines: the vector units (above) and, where the CPU has AMX, the matrix engine
 // (tile_kernels.h: tdpbf16ps for bf16, tdpbusd for int8). A dtype's roof is the faster one.
+// An engine's peak is the fastest sequence an engine on this CPU runs its work with, not one
+// plumb chose: where several forms are timed (int8 on AVX2 without VNNI: the three
+// instructions in oneDNN's order and in plumb's 4-chain loop), each is listed and the fastest
+// is the engine's.
 //
 // The clock of each point is measured while the same engine is busy (a dependent add chain
 // interleaved with the engine's instructions, which never set the pace): cores that lower
@@ -43,6 +48,13 @@ struct PeakPoint {
   double clock_hz = 0;
 };
 
+// One timed sequence of an engine, at its best thread count.
+struct SequencePeak {
+  std::string isa;
+  double ops_per_s = 0;
+  int threads = 0;
+};
+
 struct InstructionPeak {
   std::string dtype;  // peak_dtype_name()
   EngineKind engine = EngineKind::kVector;
@@ -56,10 +68,14 @@ struct InstructionPeak {
   std::vector<PeakPoint> by_threads;  // threads = 1..max_threads, empty when unsupported
   double best_ops_per_s = 0;
   int best_threads = 0;
+  // Every sequence timed for this engine, the fastest (`isa`) among them; empty when
+  // unsupported.
+  std::vector<SequencePeak> sequences;
 };
 
-// Measures `dtype` at 1..max_threads threads (each pinned to its own allowed CPU, started
-// together behind a barrier), spending about `seconds_per_point` per thread count in a few
+// Measures `dtype`'s vector engine (each of its sequences, keeping the fastest: see above) at
+// 1..max_threads threads (each pinned to its own allowed CPU, started together behind a
+// barrier), spending about `seconds_per_point` per thread count and sequence in a few
 // repetitions and keeping the best. ops_per_s = total ops / wall time of the concurrent
 // region. max_threads <= 0 means all logical CPUs.
 InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
@@ -86,8 +102,15 @@ InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double sec
 std::vector<InstructionPeak> measure_engine_peaks(const std::vector<PeakDtype>& dtypes,
                                                   int max_threads, double seconds_per_point);
 
-// The instruction measure_instruction_peak would use on this CPU, "" when unsupported, with
-// the reason in `reason`. Cheap (cpuid only): lets callers list dtypes without measuring.
-std::string peak_isa(PeakDtype dtype, const CpuFeatures& cpu, std::string* reason = nullptr);
+// The sequences measure_instruction_peak times for `dtype` on a CPU with the features in `cpu`
+// (a pure function of them: a test can pass a feature set of another CPU), empty when
+// unsupported, with the reason in `reason`.
+std::vector<std::string> vector_sequences(PeakDtype dtype, const CpuFeatures& cpu,
+                                          std::string* reason = nullptr);
+
+// The engine's measurement from its candidate sequences (the same dtype and engine, each
+// measured): the fastest supported one, with every supported candidate in `sequences`. The
+// first candidate when none is supported.
+InstructionPeak fastest_sequence(std::vector<InstructionPeak> candidates);
 
 }  // namespace plumb::platform

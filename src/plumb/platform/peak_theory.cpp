@@ -131,6 +131,31 @@ InferredTheory infer_theory(const TheoryInput& in) {
   return out;
 }
 
+GemmAgainstRoof gemm_against_roof(const std::string& dtype, double roof_ops_per_s,
+                                  const std::string& roof_isa, double gemm_ops_per_s,
+                                  const std::string& library, const std::string& implementation) {
+  GemmAgainstRoof out;
+  if (!(gemm_ops_per_s > 0)) return out;
+  const std::string gemm = fmt::format("{} GEMM ({}, {}) reaches {:.1f} G/s", library,
+                                       implementation, dtype, gemm_ops_per_s / 1e9);
+  if (!(roof_ops_per_s > 0)) {
+    out.above = true;
+    out.note = fmt::format(
+        "{}, and plumb measured no {} roof on this CPU: the roof misses an engine the library "
+        "runs",
+        gemm, dtype);
+    return out;
+  }
+  out.ratio = gemm_ops_per_s / roof_ops_per_s;
+  out.above = out.ratio > 1 + kGemmAboveRoofNoise;
+  if (out.above)
+    out.note = fmt::format(
+        "{}, {:.2f}x the {} roof ({}): the roof misses an engine or a faster sequence the "
+        "library runs",
+        gemm, out.ratio, dtype, roof_isa);
+  return out;
+}
+
 double table_vector_rate(const CpuFeatures& cpu, int instruction_bits) {
   const int units = fma_units_per_core(cpu), width = fma_width_bits(cpu);
   if (units <= 0 || width <= 0 || instruction_bits <= 0) return 0;

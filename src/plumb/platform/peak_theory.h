@@ -80,6 +80,26 @@ std::string shared_core_line(double fraction, double one_thread_fraction, int th
 
 InferredTheory infer_theory(const TheoryInput& input);
 
+// A library GEMM measured above the roof by up to this fraction is noise between two
+// measurements of one roof (the probe's points vary by a few percent on a shared VM), not a
+// faster engine: oneDNN's AMX GEMMs ran 8x above the vector peak.
+inline constexpr double kGemmAboveRoofNoise = 0.05;
+
+struct GemmAgainstRoof {
+  bool above = false;  // more than kGemmAboveRoofNoise above the roof
+  double ratio = 0;    // GEMM / roof; 0 when no roof was measured
+  std::string note;    // the line that says so when above, else ""
+};
+
+// The probe's rule for the best library GEMM of a dtype against the dtype's roof (its fastest
+// engine's sequence `roof_isa`; `roof_ops_per_s` 0 when none was measured): a GEMM more than
+// kGemmAboveRoofNoise above it means the roof is wrong (it misses an engine or a faster
+// sequence the library runs, or miscounts), never that the library beat the machine; so it is
+// flagged and said, and the roof is not raised to the GEMM, which is not a peak.
+GemmAgainstRoof gemm_against_roof(const std::string& dtype, double roof_ops_per_s,
+                                  const std::string& roof_isa, double gemm_ops_per_s,
+                                  const std::string& library, const std::string& implementation);
+
 // The table's instructions per cycle for a vector instruction of `instruction_bits` on `cpu`
 // (FMA units x min(unit width, bits) / bits; 0 when the table does not know the core), and for
 // a tile instruction (AMX cores in the table: one per 16 cycles; 0 otherwise).

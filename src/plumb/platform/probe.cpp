@@ -67,11 +67,6 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
           {"caches", cache_rows}};
 }
 
-// A library GEMM measured up to this fraction above the instruction peak is noise between two
-// measurements of one roof (the probe's points vary by a few percent on a shared VM), not a
-// faster engine: oneDNN's AMX GEMMs ran 8x above the vector peak.
-constexpr double kGemmAboveRoofNoise = 0.05;
-
 // The theory of one engine, inferred from its one-thread point (peak_theory.h).
 InferredTheory engine_theory(const InstructionPeak& peak, const CpuFeatures& cpu,
                              const FrequencyInfo& freq) {
@@ -110,6 +105,11 @@ Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
   j["reason"] = peak.unsupported_reason;
   j["instruction_flops"] = peak.best_ops_per_s;
   j["instruction_threads"] = peak.best_threads;
+  // Every sequence timed for the engine; `isa` is the fastest (peak_kernels.h).
+  j["sequences"] = Json::array();
+  for (const SequencePeak& s : peak.sequences)
+    j["sequences"].push_back(
+        {{"isa", s.isa}, {"instruction_flops", s.ops_per_s}, {"instruction_threads", s.threads}});
   const double idle_hz = freq.measured_hz > 0 ? freq.measured_hz : freq.nominal_hz;
   auto theoretical = [&](const PeakPoint& p) {
     const double hz = p.clock_hz > 0 ? p.clock_hz : idle_hz;
@@ -209,19 +209,16 @@ Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
   j["gemm_threads"] = best != nullptr ? best->threads : 0;
   j["gemm_library"] = best != nullptr ? best->library : "";
   j["gemm"] = gemm_rows;
-  // A kernel that runs faster than the roof means the roof misses an engine (or miscounts);
-  // within kGemmAboveRoofNoise of it is two measurements of the same roof.
-  const double roof_flops = roof != nullptr ? (*roof)["instruction_flops"].get<double>() : 0.0;
-  const bool above = best != nullptr && best->ops_per_s > roof_flops * (1 + kGemmAboveRoofNoise);
-  j["gemm_above_roof"] = above;
-  j["gemm_note"] =
-      !above
-          ? ""
-          : fmt::format(
-                "{} GEMM ({}, {}) reaches {:.1f} G/s, {:.2f}x the {} roof: plumb does "
-                "not measure the engine it runs on",
-                best->library, best->implementation, peak_dtype_name(dtype), best->ops_per_s / 1e9,
-                roof_flops > 0 ? best->ops_per_s / roof_flops : 0.0, peak_dtype_name(dtype));
+  // A kernel that runs faster than the roof means the roof is wrong (peak_theory.h).
+  const GemmAgainstRoof check =
+      best == nullptr
+          ? GemmAgainstRoof{}
+          : gemm_against_roof(peak_dtype_name(dtype),
+                              roof != nullptr ? (*roof)["instruction_flops"].get<double>() : 0.0,
+                              roof != nullptr ? (*roof)["isa"].get<std::string>() : "",
+                              best->ops_per_s, best->library, best->implementation);
+  j["gemm_above_roof"] = check.above;
+  j["gemm_note"] = check.note;
   return j;
 }
 
