@@ -6,12 +6,17 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "plumb/platform/environment.h"
+#include "plumb/platform/probe.h"
+#include "report_fixture.h"
 
 namespace plumb::testing {
 namespace {
@@ -118,6 +123,51 @@ TEST_F(Cli, CharacterizeKilledMidWayResumesWithoutRepeating) {
     EXPECT_NE(page.find(std::string("id=\"card-") + w + "\" data-complete=\"1\""),
               std::string::npos)
         << w << "'s card is not filled";
+}
+
+// A probe of this machine that found no bf16 units (the path of a CPU without avx512_bf16 or
+// AMX, taken here on any CPU): a quick pass does not time bf16, stores why with the command
+// that times it, and says so in its summary, its JSON and the report's card; naming bf16 in
+// --dtypes times it, and the record then supersedes the untimed one.
+TEST_F(Cli, QuickPassLeavesAPrecisionWithoutUnitsUntimedAndSaysWhy) {
+  {
+    auto probe = report_probe();
+    probe.machine = platform::machine_key(platform::capture_environment(1));
+    probe.document["plumb_probe_version"] = platform::kProbeDocumentVersion;
+    probe.document["max_threads"] = 1;
+    probe.document["peaks"]["bf16"] = {{"supported", false},
+                                       {"reason", "no avx512_bf16 on this CPU"}};
+    store::ResultsStore::open(db())->save_probe(probe);
+  }
+  const std::string pass = "characterize autoenc --quick --size tiny --threads 1 --db " + db();
+  const auto quick = plumb(pass + " --json");
+  ASSERT_EQ(quick.code, 0) << quick.err;
+  EXPECT_NE(quick.err.find("bf16: no bf16 units on this CPU (the probe: no avx512_bf16 on this "
+                           "CPU); LibTorch emulates it"),
+            std::string::npos)
+      << quick.err;
+  EXPECT_EQ(stored_items(db()).count("autoenc run infer bf16"), 0u);
+  EXPECT_EQ(stored_items(db()).count("autoenc run infer int8"), 1u);
+  const auto doc = nlohmann::json::parse(quick.out);
+  const auto& untimed = doc["workloads"][0]["untimed_precisions"];
+  ASSERT_EQ(untimed.size(), 1u) << quick.out;
+  EXPECT_EQ(untimed[0]["dtype"], "bf16");
+  EXPECT_NE(untimed[0]["reason"].get<std::string>().find("x fp32 measured on"), std::string::npos);
+  EXPECT_EQ(untimed[0]["command"],
+            "plumb characterize autoenc --quick --dtypes bf16 --size tiny --db " + db());
+  const auto text = plumb(pass);
+  EXPECT_NE(text.out.find("bf16 not timed (no units)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("not timed: bf16: no bf16 units"), std::string::npos) << text.out;
+  const std::string html = ::testing::TempDir() + "untimed_report.html";
+  ASSERT_EQ(plumb("report --db " + db() + " -o " + html).code, 0);
+  std::ifstream page(html);
+  const std::string body((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(body.find("bf16 not timed: no bf16 units on this CPU"), std::string::npos);
+  // Named in --dtypes, it is timed, and the untimed record no longer shows.
+  const auto named = plumb(pass + " --dtypes bf16");
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_EQ(stored_items(db()).count("autoenc run infer bf16"), 1u);
+  EXPECT_EQ(named.out.find("not timed"), std::string::npos) << named.out;
 }
 
 TEST_F(Cli, CharacterizeBadInputIsAUsageError) {

@@ -23,11 +23,13 @@
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/dendrogram_text.h"
+#include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"
 #include "plumb/cli/workload_selection.h"
+#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
@@ -52,6 +54,7 @@ struct CharacterizeFlags {
   std::vector<std::string> workloads;
   std::string suites;
   bool quick = false;
+  bool thorough = false;
   std::string name;            // default: "quick" or "full"
   std::string size = "suite";  // suite: plumb suite's batches and sizes; tiny: the tests' sizes
   int threads = 0;             // 0: every online core
@@ -243,6 +246,7 @@ struct WorkloadSummary {
   const store::StoredMemoryProfile* memory = nullptr;
   std::vector<const store::PrecisionComparisonRecord*> precisions;
   std::vector<const store::StoredRun*> unsupported;  // precisions this CPU or LibTorch cannot run
+  std::vector<const store::UntimedPrecision*> untimed;  // left untimed by a quick pass, with why
   std::map<std::string, const store::StoredTuneSession*> tuned;  // mode -> newest found tuning
 };
 
@@ -329,9 +333,15 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<CharacterizeFlags>();
   cmd->add_option("workloads", f->workloads, "Workload names (see plumb list)");
   cmd->add_option("--suite", f->suites, "Every workload of these suites, e.g. fathom,tbd");
-  cmd->add_flag("--quick", f->quick,
-                "Short budgets (4 s per timed run, 1 profiled step, 2 s per precision): the "
-                "README's main job");
+  auto* quick = cmd->add_flag(
+      "--quick", f->quick,
+      "Short budgets (4 s per timed run, 1 profiled step, 2 s per precision): the README's main "
+      "job. A precision this CPU has no units for (the probe's verdict) is not timed unless "
+      "--dtypes names it");
+  cmd->add_flag("--thorough", f->thorough,
+                "Full budgets (the default without --quick); times every precision, emulated ones "
+                "included")
+      ->excludes(quick);
   cmd->add_option("--name", f->name,
                   "The characterization's name in the database: rerunning with the same name "
                   "resumes it (default: quick or full)");
@@ -341,14 +351,15 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--threads", f->threads,
                   "Intra-op threads (default: every CPU this process may use)");
-  cmd->add_option("--dtypes", f->dtypes, "Precisions measured against fp32 in inference, or none")
-      ->capture_default_str();
+  auto* dtypes_option = cmd->add_option("--dtypes", f->dtypes,
+                                        "Precisions measured against fp32 in inference, or none")
+                            ->capture_default_str();
   cmd->add_option("--max-time", f->max_time, "Measurement budget per timed run, seconds");
   cmd->add_option("--max-warmup-time", f->max_warmup_time, "Warm-up cap per run, seconds");
   cmd->add_option("--seed", f->seed, "Seed for weights and synthetic data")->capture_default_str();
   cmd->add_option("--db", f->db, "Results database (SQLite)")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON document on stdout");
-  cmd->callback([f, &exit_code] {
+  cmd->callback([f, dtypes_option, &exit_code] {
     const std::vector<const Workload*> chosen = chosen_workloads(f->workloads, f->suites);
     if (f->size != "suite" && f->size != "tiny")
       throw UsageError("--size must be suite or tiny, got '" + f->size + "'");
@@ -364,12 +375,32 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     if (f->name.empty()) f->name = f->quick ? "quick" : "full";
     const std::string tag = "characterize:" + f->name;
     const Budget budget = budget_of(*f);
-    const auto items = plan_items(chosen, dtypes);
     // Every item's options are checked before the first measurement starts.
-    std::vector<run::RunOptions> options;
-    for (const auto& item : items) options.push_back(options_for(*f, budget, item));
+    for (const auto& item : plan_items(chosen, dtypes)) options_for(*f, budget, item);
 
     auto db = store::ResultsStore::open(f->db);
+    // A quick pass leaves out the precisions this CPU has no units for (LibTorch emulates them
+    // at a fraction of fp32's speed: half of a quick pass on an AVX2-only CPU went to bf16),
+    // unless --dtypes named them; each is recorded with why and the command that times it.
+    std::vector<store::UntimedPrecision> untimed;
+    if (f->quick && dtypes_option->count() == 0) {
+      for (const auto& emulated : emulated_precisions(*db, dtypes, f->threads)) {
+        std::cerr << emulated.sentence << ": not timed in a quick pass (--dtypes "
+                  << dtype_name(emulated.dtype) << " times it)\n";
+        dtypes.erase(std::remove(dtypes.begin(), dtypes.end(), emulated.dtype), dtypes.end());
+        for (const Workload* w : chosen)
+          untimed.push_back(
+              {0, tag, w->info.name, "infer", dtype_name(emulated.dtype), emulated.sentence,
+               fmt::format("plumb characterize {} --quick --dtypes {}{}{} --db {}", w->info.name,
+                           dtype_name(emulated.dtype), f->size == "tiny" ? " --size tiny" : "",
+                           f->name == "quick" ? "" : " --name " + f->name, f->db),
+               utc_now_iso8601()});
+      }
+    }
+    for (const auto& u : untimed) db->save_untimed_precision(u);
+    const auto items = plan_items(chosen, dtypes);
+    std::vector<run::RunOptions> options;
+    for (const auto& item : items) options.push_back(options_for(*f, budget, item));
     Stored stored = read_stored(*db, tag);
     std::vector<size_t> todo;
     for (size_t i = 0; i < items.size(); ++i)
@@ -413,6 +444,16 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     for (const auto& m : memories) by_workload[m.workload].memory = &m;
     for (const auto& c : comparisons)
       if (c.tag == tag) by_workload[c.workload].precisions.push_back(&c);
+    const auto untimed_stored = db->load_untimed_precisions();
+    for (const auto& u : untimed_stored) {
+      if (u.tag != tag) continue;
+      auto& s = by_workload[u.workload];
+      // A run of the same precision in this pass (timed, failed or unsupported) supersedes it.
+      const bool ran = std::any_of(runs.begin(), runs.end(), [&](const store::StoredRun& r) {
+        return r.tag == tag && r.workload == u.workload && r.mode == u.mode && r.dtype == u.dtype;
+      });
+      if (!ran) s.untimed.push_back(&u);
+    }
     // Tuning is its own command (plumb tune): its newest finding per workload and mode, whatever
     // its tag, when one exists.
     const auto tunings = db->load_tune_sessions();
@@ -503,6 +544,12 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
         prec.push_back(analysis::precision_gain_text(*c));
       }
       for (const auto* r : s.unsupported) prec.push_back(r->dtype + " unsupported");
+      j["untimed_precisions"] = nlohmann::ordered_json::array();
+      for (const auto* u : s.untimed) {
+        prec.push_back(u->dtype + " not timed (no units)");
+        j["untimed_precisions"].push_back(
+            {{"dtype", u->dtype}, {"reason", u->reason}, {"command", u->command}});
+      }
       cells.push_back(prec.empty() ? "-" : join(prec, ", "));
       j["tuning"] = nlohmann::ordered_json::array();
       for (const auto& [mode, t] : s.tuned)
@@ -535,6 +582,15 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
       return;
     }
     table.print(std::cout);
+    // Why a precision was not timed, once per reason, with how to time it anyway.
+    std::map<std::string, std::vector<std::string>> untimed_by_reason;
+    for (const Workload* w : chosen)
+      for (const auto* u : by_workload[w->info.name].untimed)
+        untimed_by_reason[u->reason].push_back(u->command);
+    for (const auto& [reason, commands] : untimed_by_reason)
+      std::cout << fmt::format(
+          "\nnot timed: {}. Time it anyway: {}{}\n", reason, commands.front(),
+          commands.size() > 1 ? fmt::format(" (and {} more workloads)", commands.size() - 1) : "");
     if (!findings.empty()) std::cout << "\nwhat bounds each profiled step:\n";
     for (const auto& line : findings) std::cout << "  " << line << '\n';
     for (const auto& c : cross) print_cross_set(c);

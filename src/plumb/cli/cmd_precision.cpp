@@ -13,6 +13,7 @@
 
 #include "plumb/analysis/run_comparison.h"
 #include "plumb/cli/commands.h"
+#include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/precision_measure.h"
@@ -125,6 +126,9 @@ void add_precision_command(CLI::App& app, int& exit_code) {
                plan.end());
     plan.insert(plan.begin(), reference_options);
     auto db = store::ResultsStore::open(f->measure.db);
+    std::vector<Dtype> requested;
+    for (const auto& o : plan) requested.push_back(o.dtype);
+    warn_emulated_precisions(*db, requested, reference_options.threads);
 
     std::vector<Row> rows;
     for (const auto& o : plan) {

@@ -24,6 +24,7 @@
 #include "plumb/analysis/run_comparison.h"
 #include "plumb/analysis/tune_search.h"
 #include "plumb/cli/commands.h"
+#include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/duration_text.h"
 #include "plumb/cli/measure_options.h"
@@ -435,6 +436,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     const run::RunOptions& stock = plan.front();
     const auto candidates = candidate_dtypes(*f, mode);
     auto db = store::ResultsStore::open(f->measure.db);
+    warn_emulated_precisions(*db, candidates, stock.threads);
     const std::string started_at = utc_now_iso8601();
 
     json doc;

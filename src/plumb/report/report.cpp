@@ -51,6 +51,7 @@ ReportData load_report_data(const store::ResultsStore& store) {
     if (m.group.rfind(store::kSweepGroupPrefix, 0) != 0) d.memory.push_back(std::move(m));
   d.probes = store.load_probes();
   d.precision = store.load_precision_comparisons();
+  d.untimed = store.load_untimed_precisions();
   d.dist = store.load_dist_worlds();
   d.serve = store.load_serve_sessions();
   d.tune = store.load_tune_sessions();

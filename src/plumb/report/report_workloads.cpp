@@ -25,6 +25,9 @@ struct WorkloadRecords {
   const store::StoredMemoryProfile* memory = nullptr;           // newest ok pass, train first
   std::map<std::string, const store::PrecisionComparisonRecord*> precisions;  // dtype -> newest
   std::set<std::string> unsupported;  // precisions that could not run here
+  std::set<std::string> ran;          // precisions with any inference run (ok or not)
+  // Precisions a quick characterization left untimed: dtype -> why, and the command that times it
+  std::map<std::string, const store::UntimedPrecision*> untimed;
 };
 
 bool ok(const store::StoredRecord& r, run::RunStatus status) {
@@ -54,6 +57,7 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
   for (const auto& r : d.runs) {  // id order: the last one wins
     if (ok(r, r.result.status)) by[r.workload].runs[r.mode] = &r;
     if (r.result.status == run::RunStatus::kUnsupported) by[r.workload].unsupported.insert(r.dtype);
+    if (r.mode == "infer") by[r.workload].ran.insert(r.dtype);
   }
   for (const auto& p : d.profiles)
     if (ok(p, p.result.status) && !p.result.profile.ops.empty())
@@ -65,6 +69,10 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
     if (current == nullptr || m.mode == "train" || current->mode != "train") current = &m;
   }
   for (const auto& c : d.precision) by[c.workload].precisions[c.dtype] = &c;
+  for (const auto& u : d.untimed) {  // id order: the newest decision wins
+    const auto it = by.find(u.workload);
+    if (it != by.end() && it->second.ran.count(u.dtype) == 0) it->second.untimed[u.dtype] = &u;
+  }
   return by;
 }
 
@@ -146,6 +154,9 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
   for (const auto& [dtype, c] : r.precisions) gains.push_back(analysis::precision_gain_text(*c));
   for (const auto& dtype : r.unsupported)
     if (r.precisions.count(dtype) == 0) gains.push_back(dtype + " unsupported here");
+  for (const auto& [dtype, u] : r.untimed)
+    gains.push_back(fmt::format("{} not timed: {} (time it anyway: {})", dtype,
+                                u->reason.substr(u->reason.find(": ") + 2), u->command));
   if (gains.empty())
     card.fields.push_back(
         {"Inference speed per precision against fp32",

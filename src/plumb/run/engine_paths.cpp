@@ -2,6 +2,12 @@
 #include "plumb/run/engine_paths.h"
 
 #include <ATen/Context.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
 
 #ifdef PLUMB_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -101,6 +107,31 @@ const char* bf16_reference_rounding() {
          "second operand is not transposed in bf16, rounding every partial sum to 8 bits of "
          "mantissa (oneDNN and bf16 units accumulate in fp32), so their error grows with the "
          "reduction length";
+}
+
+double measure_bf16_conv_speed_vs_fp32() {
+  const Bf16KernelScope kernels;
+  c10::InferenceMode no_autograd;
+  const auto x = torch::randn({1, 64, 56, 56});  // [N, C, H, W]
+  const auto w = torch::randn({64, 64, 3, 3});   // [O, C, kh, kw]
+  const auto xb = x.to(torch::kBFloat16), wb = w.to(torch::kBFloat16);
+  const auto seconds = [](const torch::Tensor& input, const torch::Tensor& weight) {
+    const auto start = std::chrono::steady_clock::now();
+    at::conv2d(input, weight, {}, 1, 1);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  seconds(x, w);  // warm-up: oneDNN creates its primitives on the first call
+  seconds(xb, wb);
+  // Alternating, so both see the same machine; the fastest call of each, over up to 10 rounds
+  // or one second, since another process can stall any single call.
+  double fp32 = std::numeric_limits<double>::infinity(), bf16 = fp32, spent = 0;
+  for (int round = 0; round < 10 && spent < 1.0; ++round) {
+    const double a = seconds(x, w), b = seconds(xb, wb);
+    fp32 = std::min(fp32, a);
+    bf16 = std::min(bf16, b);
+    spent += a + b;
+  }
+  return fp32 / bf16;
 }
 
 }  // namespace plumb::run

@@ -56,4 +56,10 @@ class Bf16KernelScope {
 // What LibTorch 1.13's reference kernels round differently from a bf16 unit, for notes and docs.
 const char* bf16_reference_rounding();
 
+// LibTorch's bf16 speed as a multiple of fp32 on a ResNet-style 3x3 convolution (64 -> 64
+// channels, 56x56, batch 1) on the kernels a bf16 run takes here, measured now at the current
+// thread count: a second or so on LibTorch's reference kernels, far less elsewhere. What a
+// command says before it spends minutes on an emulated bf16.
+double measure_bf16_conv_speed_vs_fp32();
+
 }  // namespace plumb::run

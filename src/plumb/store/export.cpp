@@ -217,6 +217,15 @@ void export_json(const ResultsStore& store, std::ostream& out) {
          {"agreement", json_number(p.error.agreement)},
          {"agreement_kind", p.error.agreement_kind},
          {"note", p.note}});
+  doc["untimed_precisions"] = nlohmann::ordered_json::array();
+  for (const auto& u : store.load_untimed_precisions())
+    doc["untimed_precisions"].push_back({{"tag", u.tag},
+                                         {"workload", u.workload},
+                                         {"mode", u.mode},
+                                         {"dtype", u.dtype},
+                                         {"reason", u.reason},
+                                         {"command", u.command},
+                                         {"decided_at", u.decided_at}});
   out << json_text(doc, 2) << '\n';
 }
 

@@ -39,9 +39,10 @@ namespace plumb::store {
 // and serve_queries (plumb serve); v11 adds each record's engine and heap policy and
 // tune_sessions (plumb tune); v12 adds a run's injected step delay (and marks memory passes
 // run with --rss-check as heap return); v13 adds a profile pass's learning step time and how
-// many of its kept steps replayed the learned calls. Older files are upgraded in place, in one
+// many of its kept steps replayed the learned calls; v14 adds untimed_precisions (precisions a
+// quick characterization left untimed, with why). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 13;
+inline constexpr int kSchemaVersion = 14;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 // What every stored record (run or profile) says about what was executed, and where.
@@ -214,6 +215,17 @@ struct StoredServeSession {
   std::vector<StoredServeMeasurement> measurements;  // in the order served
 };
 
+// A precision a quick characterization did not time (schema v14): the CPU has no units for it
+// and LibTorch would emulate it at a fraction of fp32's speed. Superseded by a run of the same
+// item, which readers show instead.
+struct UntimedPrecision {
+  int64_t id = 0;
+  std::string tag, workload, mode, dtype;
+  std::string reason;   // one line: what the probe found and what the emulation costs
+  std::string command;  // the command that measures it anyway
+  std::string decided_at;
+};
+
 class ResultsStore {
  public:
   // Opens `path`, creating it (and the schema) when it does not exist and !read_only.
@@ -303,6 +315,11 @@ class ResultsStore {
   int64_t save_precision_comparison(const PrecisionComparisonRecord& record);
   // In id order; empty for a file older than v7 read unupgraded.
   std::vector<PrecisionComparisonRecord> load_precision_comparisons() const;
+
+  // Records (or replaces, per tag, workload, mode and dtype) a precision left untimed.
+  void save_untimed_precision(const UntimedPrecision& untimed);
+  // In id order; empty for a file older than v14 read unupgraded.
+  std::vector<UntimedPrecision> load_untimed_precisions() const;
 
   const std::string& path() const { return path_; }
 

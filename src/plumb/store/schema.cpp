@@ -258,6 +258,22 @@ CREATE TABLE IF NOT EXISTS precision_comparisons (
 );
 )sql";
 
+// Version 14: precisions a quick characterization left untimed, one row per item (the newest
+// decision replaces an older one).
+constexpr const char* kUntimedSql = R"sql(
+CREATE TABLE IF NOT EXISTS untimed_precisions (
+  id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  tag        TEXT NOT NULL,
+  workload   TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  dtype      TEXT NOT NULL,
+  reason     TEXT NOT NULL,
+  command    TEXT NOT NULL,
+  decided_at TEXT NOT NULL,
+  UNIQUE (tag, workload, mode, dtype)
+);
+)sql";
+
 // Schema v9: the data-flow graph captured with a profile (compact JSON, profile/op_graph.h; no
 // row: the profile was stored before graph capture existed), and fused-kernel checks (plumb
 // analyze fusion: a fused kernel timed against its unfused sequence on recorded shapes).
@@ -741,6 +757,7 @@ void create_schema(SQLite::Database& db) {
   db.exec(kTuneSql);
   add_deliberate_settings_columns(db, /*backfill=*/false);
   add_replay_columns(db);
+  db.exec(kUntimedSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -769,6 +786,7 @@ void migrate_schema(SQLite::Database& db, int from) {
   }
   if (from < 12) add_deliberate_settings_columns(db, /*backfill=*/true);
   if (from < 13) add_replay_columns(db);
+  if (from < 14) db.exec(kUntimedSql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 

@@ -1,0 +1,30 @@
+// The requested precisions this CPU has no units for, each with the sentence that says so: what
+// the probe found and what LibTorch's emulation costs, measured now. characterize --quick leaves
+// them untimed; precision and tune say it before they spend minutes on them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plumb/core/precision.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::cli {
+
+struct EmulatedPrecision {
+  Dtype dtype = Dtype::kBf16;
+  std::string sentence;  // analysis::no_units_sentence
+};
+
+// Decided from this machine's newest stored probe; where none is stored, from the probe's own
+// engine measurement of each dtype, run briefly now (a few milliseconds, one thread). fp32 and
+// fp16 are never listed: fp32 is the reference, and LibTorch has no CPU fp16 kernels to emulate
+// with (a run reports it unsupported).
+std::vector<EmulatedPrecision> emulated_precisions(const store::ResultsStore& db,
+                                                   const std::vector<Dtype>& dtypes, int threads);
+
+// Prints one line per emulated precision among `dtypes` on stderr, before a command times them.
+void warn_emulated_precisions(const store::ResultsStore& db, const std::vector<Dtype>& dtypes,
+                              int threads);
+
+}  // namespace plumb::cli

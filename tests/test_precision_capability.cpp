@@ -1,0 +1,51 @@
+// Precision capability read from the probe: a dtype the probe found no engine for has no units
+// here (with the probe's reason), one it timed has them; the sentence a command prints says
+// what the probe found and what LibTorch's emulation costs.
+#include <gtest/gtest.h>
+
+#include "plumb/analysis/precision_capability.h"
+
+namespace plumb::analysis {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json probe_with_bf16(bool supported, const std::string& reason) {
+  return {{"peaks",
+           {{"fp32", {{"supported", true}, {"reason", ""}}},
+            {"bf16", {{"supported", supported}, {"reason", reason}}},
+            {"int8", {{"supported", true}, {"reason", ""}}}}}};
+}
+
+TEST(PrecisionCapability, UnitsAreWhatTheProbeFound) {
+  const auto without = precision_units(
+      probe_with_bf16(false, "no avx512_bf16 on this CPU; no AMX bf16 on this CPU"), Dtype::kBf16);
+  ASSERT_TRUE(without.has_value());
+  EXPECT_FALSE(without->has_units);
+  EXPECT_EQ(without->probe_reason, "no avx512_bf16 on this CPU; no AMX bf16 on this CPU");
+  const auto with = precision_units(probe_with_bf16(true, ""), Dtype::kBf16);
+  ASSERT_TRUE(with.has_value());
+  EXPECT_TRUE(with->has_units);
+  EXPECT_TRUE(precision_units(probe_with_bf16(false, "x"), Dtype::kInt8)->has_units);
+  // fp32 is the reference: it always runs on its own units.
+  EXPECT_TRUE(precision_units(json::object(), Dtype::kFp32)->has_units);
+  // A document without the dtype, or no probe document at all, decides nothing.
+  EXPECT_FALSE(precision_units(json::object(), Dtype::kBf16).has_value());
+  EXPECT_FALSE(precision_units(json{{"peaks", {{"fp32", {{"supported", true}}}}}}, Dtype::kBf16)
+                   .has_value());
+}
+
+TEST(PrecisionCapability, TheSentenceSaysWhatWasFoundAndWhatTheEmulationCosts) {
+  const PrecisionUnits units{false, "no avx512_bf16 on this CPU"};
+  const auto text =
+      no_units_sentence(Dtype::kBf16, units, {"its reference kernels", 0.081, "a 3x3 convolution"});
+  EXPECT_EQ(text,
+            "bf16: no bf16 units on this CPU (the probe: no avx512_bf16 on this CPU); LibTorch "
+            "emulates it on its reference kernels, 0.081x fp32 measured on a 3x3 convolution");
+  // Nothing measured: no figure is made up.
+  EXPECT_EQ(no_units_sentence(Dtype::kBf16, PrecisionUnits{false, ""}, {}),
+            "bf16: no bf16 units on this CPU; LibTorch emulates it");
+}
+
+}  // namespace
+}  // namespace plumb::analysis
