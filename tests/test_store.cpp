@@ -10,6 +10,9 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -120,8 +123,8 @@ platform::Environment make_environment() {
   return e;
 }
 
-// A store at `db` holding one run, then given `sql` through a raw connection: how the upgrade
-// tests make the files of older schemas (what those lacked dropped, their user_version set).
+// A store at `db` holding one run, then given `sql` through a raw connection (a damaged or a
+// newer file).
 std::string store_with_one_run(const std::string& db, const std::string& sql = "") {
   ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
   if (!sql.empty()) SQLite::Database(db, SQLite::OPEN_READWRITE).exec(sql);
@@ -130,6 +133,51 @@ std::string store_with_one_run(const std::string& db, const std::string& sql = "
 
 int user_version(const std::string& db) {
   return SQLite::Database(db, SQLite::OPEN_READONLY).execAndGet("PRAGMA user_version").getInt();
+}
+
+// The statements with which the plumb of an older schema created a new store: "v5" and so on,
+// tests/store_schemas/<name>.sql, derived from the repository's history.
+std::string historical_schema(const std::string& name) {
+  const fs::path sql = fs::path(__FILE__).parent_path() / "store_schemas" / (name + ".sql");
+  std::ifstream in(sql);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A store at `db` as the plumb of schema `name` wrote it: that schema, in WAL mode, holding the
+// rows of `rows_from` (a store written by today's plumb) in every column the old schema had. How
+// the upgrade tests make the files of older versions.
+std::string old_store(const std::string& db, const std::string& name,
+                      const std::string& rows_from = "") {
+  const std::string sql = historical_schema(name);
+  if (sql.empty()) throw std::runtime_error("no tests/store_schemas/" + name + ".sql");
+  SQLite::Database old(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  old.exec(sql);
+  if (!rows_from.empty()) {
+    SQLite::Statement attach(old, "ATTACH DATABASE ? AS today");
+    attach.bind(1, rows_from);
+    attach.exec();
+    std::vector<std::string> tables;
+    SQLite::Statement list(old,
+                           "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT "
+                           "LIKE 'sqlite_%' ORDER BY name");
+    while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
+    for (const std::string& table : tables) {
+      SQLite::Statement shared(old,
+                               "SELECT group_concat('\"' || name || '\"', ', ') FROM "
+                               "pragma_table_info(?1, 'main') WHERE name IN (SELECT name FROM "
+                               "pragma_table_info(?1, 'today'))");
+      shared.bind(1, table);
+      shared.executeStep();
+      const std::string columns = shared.getColumn(0).getString();
+      old.exec("INSERT INTO main.\"" + table + "\" (" + columns + ") SELECT " + columns +
+               " FROM today.\"" + table + "\"");
+    }
+    old.exec("DETACH DATABASE today");
+  }
+  old.exec("PRAGMA journal_mode = WAL");  // as every plumb left its files
+  return db;
 }
 
 // Same value, where NaN equals NaN.
@@ -467,7 +515,7 @@ TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
 // file of schema 11 had them only as a run's warning and a pass's command line: read without
 // upgrading and after the upgrade, they come back the same.
 TEST_F(StoreTest, DeliberateSettingsAreStoredAndRecoveredFromOlderFiles) {
-  const std::string db = file("v11.db");
+  const std::string today = file("today.db");
   run::RunResult slowed = make_result();
   slowed.injected_delay_ms = 2.5;
   slowed.warnings = {
@@ -478,7 +526,7 @@ TEST_F(StoreTest, DeliberateSettingsAreStoredAndRecoveredFromOlderFiles) {
   profile::MemoryProfileResult plain;
   plain.command = "plumb memory cnn --mode train --batch 4 --threads 1 --seed 0";
   {
-    auto store = ResultsStore::open(db);
+    auto store = ResultsStore::open(today);
     store->save_run(make_options(), slowed, make_environment());
     store->save_run(make_options(), make_result(), make_environment());
     // As schema 11 stored a --rss-check pass: heap keep, the flag in its command.
@@ -496,12 +544,8 @@ TEST_F(StoreTest, DeliberateSettingsAreStoredAndRecoveredFromOlderFiles) {
     EXPECT_EQ(passes[0].heap, "return") << when;
     EXPECT_EQ(passes[1].heap, "keep") << when;
   };
-  {
-    // What schema 11 had: no delay column.
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec("ALTER TABLE runs DROP COLUMN injected_delay_ms");
-    raw.exec("PRAGMA user_version = 11");
-  }
+  // What schema 11 had: no delay column.
+  const std::string db = old_store(file("v11.db"), "v11", today);
   expect_fields(*ResultsStore::open(db, /*read_only=*/true), "schema 11 read as it is");
   expect_fields(*ResultsStore::open(db), "schema 11 upgraded");
   SQLite::Database raw(db, SQLite::OPEN_READONLY);
@@ -521,19 +565,92 @@ TEST_F(StoreTest, DeliberateSettingsAreStoredAndRecoveredFromOlderFiles) {
   EXPECT_EQ(store->load_memory_profiles("h").front().heap, "return");
 }
 
-TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
-  for (int version : {1, 2, 3, 4, 5}) {
-    const std::string db = file("v" + std::to_string(version) + ".db");
-    ResultsStore::open(db)->save_run(make_options(), make_result(), make_environment());
-    {
-      // What each older version did not have yet.
-      SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-      if (version < 5) raw.exec("DROP TABLE sweep_points; DROP TABLE sweeps");
-      if (version < 4) raw.exec("DROP TABLE memory_profiles");
-      if (version < 3) raw.exec("DROP TABLE probes");
-      if (version < 2) raw.exec("DROP TABLE op_stats; DROP TABLE profiles");
-      raw.exec("PRAGMA user_version = " + std::to_string(version));
+// What an upgraded file must share with a new one, a line each: its identity; every table's
+// columns (name, declared type, NOT NULL, default, primary key), its indexes and unique
+// constraints (columns, uniqueness) and the value lists of its CHECK constraints (the statuses).
+std::set<std::string> schema_description(const std::string& db) {
+  SQLite::Database d(db, SQLite::OPEN_READONLY);
+  std::set<std::string> out = {
+      "application_id " + std::to_string(d.execAndGet("PRAGMA application_id").getInt()),
+      "user_version " + std::to_string(d.execAndGet("PRAGMA user_version").getInt())};
+  SQLite::Statement tables(d,
+                           "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT "
+                           "LIKE 'sqlite_%'");
+  while (tables.executeStep()) {
+    const std::string table = tables.getColumn(0).getString();
+    out.insert(table + ": table");
+    SQLite::Statement columns(d,
+                              "SELECT name, type, \"notnull\", coalesce(dflt_value, 'NULL'), pk "
+                              "FROM pragma_table_info(?)");
+    columns.bind(1, table);
+    while (columns.executeStep())
+      out.insert(table + ": column " + columns.getColumn(0).getString() + " " +
+                 columns.getColumn(1).getString() + " notnull=" + columns.getColumn(2).getString() +
+                 " default=" + columns.getColumn(3).getString() +
+                 " pk=" + columns.getColumn(4).getString());
+    SQLite::Statement indexes(d, "SELECT name, \"unique\" FROM pragma_index_list(?)");
+    indexes.bind(1, table);
+    while (indexes.executeStep()) {
+      SQLite::Statement info(d,
+                             "SELECT group_concat(name, ',') FROM (SELECT name FROM "
+                             "pragma_index_info(?) ORDER BY seqno)");
+      info.bind(1, indexes.getColumn(0).getString());
+      info.executeStep();
+      out.insert(table + (indexes.getColumn(1).getInt() ? ": unique (" : ": index (") +
+                 info.getColumn(0).getString() + ")");
     }
+    const std::string sql = tables.getColumn(1).getString();
+    for (auto at = sql.find(" IN ("); at != std::string::npos; at = sql.find(" IN (", at + 1))
+      out.insert(table + ": check" + sql.substr(at, sql.find(')', at) - at + 1));
+  }
+  return out;
+}
+
+// The lines of `a` that `b` lacks.
+std::string lines_missing(const std::set<std::string>& a, const std::set<std::string>& b) {
+  std::string out;
+  for (const auto& line : a)
+    if (b.count(line) == 0) out += "\n  " + line;
+  return out;
+}
+
+// Every older schema, as the plumb of that version created it, upgrades in place to exactly
+// the schema a new file gets, keeping its run; read-only, it is read as it is and not changed.
+TEST_F(StoreTest, EveryOlderSchemaUpgradesToTheSchemaOfANewFile) {
+  const std::string today = store_with_one_run(file("today.db"));
+  ResultsStore::open(file("new.db")).reset();
+  const std::set<std::string> expected = schema_description(file("new.db"));
+  std::vector<std::string> names = {"v5-before-point-profiles"};
+  for (int version = 1; version < kSchemaVersion; ++version)
+    names.push_back("v" + std::to_string(version));
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(historical_schema(name).empty())
+        << "no tests/store_schemas/" << name
+        << ".sql: add the version's last commit to derive_from_history.py and run it";
+    const std::string db = old_store(file(name + ".db"), name, today);
+    const int version = user_version(db);
+    {
+      std::ostringstream exported;
+      export_json(*ResultsStore::open(db, /*read_only=*/true), exported);
+      EXPECT_NE(exported.str().find("\"runs\""), std::string::npos);
+    }
+    EXPECT_EQ(user_version(db), version) << "reading changed nothing";
+    EXPECT_EQ(ResultsStore::open(db)->load_runs(true).size(), 1u);
+    const std::set<std::string> upgraded = schema_description(db);
+    EXPECT_EQ(lines_missing(expected, upgraded), "") << "what a new file has and the upgrade lacks";
+    EXPECT_EQ(lines_missing(upgraded, expected), "") << "what the upgrade has and a new file lacks";
+    SQLite::Database raw(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("PRAGMA integrity_check").getString(), "ok");
+    EXPECT_EQ(raw.execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt(), 0);
+  }
+}
+
+TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
+  const std::string today = store_with_one_run(file("today.db"));
+  for (int version : {1, 2, 3, 4, 5}) {
+    const std::string name = "v" + std::to_string(version);
+    const std::string db = old_store(file(name + ".db"), name, today);
     // Read-only: readable as it is, without what it does not have.
     EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_sweeps().empty());
     auto store = ResultsStore::open(db);
@@ -561,20 +678,11 @@ TEST_F(StoreTest, OlderSchemasAreUpgradedInPlaceKeepingRuns) {
 // plumb added sweep_points.profile_id at 537b71d without a new schema version, so a v5 file
 // may lack it: read as it is (no profile), and upgraded to v6 by the first writing open.
 TEST_F(StoreTest, SchemaFiveWithoutPointProfilesIsReadAndUpgraded) {
-  const std::string db = file("v5.db");
-  const int64_t sweep_id = ResultsStore::open(db)->register_sweep("s", "w", "{}", 1);
+  const std::string today = file("today.db");
+  const int64_t sweep_id = ResultsStore::open(today)->register_sweep("s", "w", "{}", 1);
+  const std::string db = old_store(file("v5.db"), "v5-before-point-profiles", today);
   {
     SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec(
-        "DROP TABLE sweep_points;"
-        "CREATE TABLE sweep_points (id INTEGER PRIMARY KEY AUTOINCREMENT, sweep_id INTEGER NOT "
-        "NULL REFERENCES sweeps(id), point_index INTEGER NOT NULL, point_key TEXT NOT NULL, mode "
-        "TEXT NOT NULL, params_json TEXT NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL, "
-        "run_id INTEGER REFERENCES runs(id), memory_id INTEGER REFERENCES memory_profiles(id), "
-        "metrics_json TEXT NOT NULL, warmup_s REAL NOT NULL, measure_s REAL NOT NULL, wall_s "
-        "REAL NOT NULL, shard TEXT NOT NULL, finished_at TEXT NOT NULL, UNIQUE (sweep_id, "
-        "point_key));"
-        "PRAGMA user_version = 5;");
     raw.exec(
         "INSERT INTO sweep_points (sweep_id, point_index, point_key, mode, params_json, status, "
         "message, metrics_json, warmup_s, measure_s, wall_s, shard, finished_at) VALUES (" +
@@ -766,22 +874,9 @@ TEST(EnvironmentJson, RoundTripAndDefaults) {
 // The first writing open adds the columns (older records read fp32, contiguous) and rebuilds
 // the CHECK, keeping every run; an unsupported bf16 run then stores and reads back.
 TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
-  const std::string db = store_with_one_run(file("v6.db"));
+  const std::string db = old_store(file("v6.db"), "v6", store_with_one_run(file("today.db")));
   {
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    for (const char* table : {"runs", "profiles", "memory_profiles"})
-      for (const char* column : {"dtype", "memory_format"})
-        raw.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
-    raw.exec("ALTER TABLE runs DROP COLUMN precision_json");
-    raw.exec("PRAGMA writable_schema = ON");
-    raw.exec(
-        "UPDATE sqlite_master SET sql = replace(sql, ', ''unsupported''', '') WHERE type = "
-        "'table'");
-    raw.exec("PRAGMA writable_schema = OFF");
-    raw.exec("PRAGMA user_version = 6");
-  }
-  {
-    // The downgrade took: SQLite itself now refuses the new status.
+    // SQLite itself refuses the new status in such a file.
     SQLite::Database raw(db, SQLite::OPEN_READWRITE);
     EXPECT_THROW(raw.exec("UPDATE runs SET status = 'unsupported'"), SQLite::Exception);
   }
@@ -820,18 +915,13 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
 // without the columns) as not recorded, upgraded in place on the first writing open, and a new
 // pass keeps its figures.
 TEST_F(StoreTest, SchemaTwelveProfilesReadWithoutReplayFigures) {
-  const std::string db = file("v12.db");
+  const std::string today = file("today.db");
   testing::FakeProfile fake("autoenc", "train", 1,
                             {testing::FakeOp("aten::addmm", "MatMul", 0.01)});
   fake.learning_step_s = 0.5;
   fake.replayed_steps = 2;
-  testing::save_fake_profile(*ResultsStore::open(db), fake);
-  {
-    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
-    raw.exec(
-        "ALTER TABLE profiles DROP COLUMN learning_step_s; ALTER TABLE profiles DROP COLUMN "
-        "replayed_steps; PRAGMA user_version = 12");
-  }
+  testing::save_fake_profile(*ResultsStore::open(today), fake);
+  const std::string db = old_store(file("v12.db"), "v12", today);
   const auto old_pass = [](const ResultsStore& store) {
     const auto passes = store.load_profiles();
     EXPECT_FALSE(passes.empty());
@@ -859,8 +949,7 @@ TEST_F(StoreTest, SchemaTwelveProfilesReadWithoutReplayFigures) {
 // A v7 file (before plumb dist) gains the dist_worlds table on the first writing open; its runs
 // stay, and a data-parallel world stores and reads back.
 TEST_F(StoreTest, SchemaSevenGainsDataParallelWorlds) {
-  const std::string db =
-      store_with_one_run(file("v7.db"), "DROP TABLE dist_worlds; PRAGMA user_version = 7");
+  const std::string db = old_store(file("v7.db"), "v7", store_with_one_run(file("today.db")));
   EXPECT_TRUE(ResultsStore::open(db, /*read_only=*/true)->load_dist_worlds().empty());
   auto store = ResultsStore::open(db);
   StoredDistWorld w;

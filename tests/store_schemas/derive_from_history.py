@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# Writes the fixtures beside this script: the SQL with which plumb created a new results store at
+# each schema version, taken from the repository's history (create_schema in
+# src/plumb/store/schema.cpp at the last commit of each version), so that the upgrade tests start
+# from the files older plumbs really wrote. When a version is added, append the last commit of the
+# version that became old to VERSIONS and run, from the repository root:
+#   python3 tests/store_schemas/derive_from_history.py
+# create_schema runs raw SQL constants, some through with_statuses (placeholders for the status
+# lists and for shared column fragments), and the ALTERs of add_*_columns helpers; this replays
+# them. Each helper's statements are checked against its source at that commit, and a step it
+# does not know stops it.
+import os
+import re
+import subprocess
+import sys
+
+# name, schema version, the last commit that created it. v5 also has its variant from before
+# 537b71d, which added sweep_points.profile_id without a new version.
+VERSIONS = [
+    ('v1', 1, 'fc81dcb'), ('v2', 2, '9976c19'), ('v3', 3, 'ea79033'), ('v4', 4, '1310b6c'),
+    ('v5-before-point-profiles', 5, 'fcf2b2b'), ('v5', 5, 'ffd8724'), ('v6', 6, 'a45811c'),
+    ('v7', 7, '1764a0d'), ('v8', 8, '9839854'), ('v9', 9, '766df70'), ('v10', 10, '5ba9abb'),
+    ('v11', 11, '987d668'), ('v12', 12, 'fdcb6c8'), ('v13', 13, '3936cb5'),
+]
+STATUSES = "'ok', 'nan_loss', 'out_of_memory', 'error', 'unsupported'"  # run::all_statuses()
+APPLICATION_ID = 0x504C4D42  # kApplicationId, the same at every version
+
+# The ALTERs each add_*_columns helper ran, and a line of its source that shows it still does.
+HELPERS = {
+    'add_precision_columns': (
+        "add(\"runs\", \"precision_json\", \"TEXT NOT NULL DEFAULT '[]'\")",
+        [f"ALTER TABLE {t} ADD COLUMN {c};" for t in ('runs', 'profiles', 'memory_profiles')
+         for c in ("dtype TEXT NOT NULL DEFAULT 'fp32'",
+                   "memory_format TEXT NOT NULL DEFAULT 'contiguous'")] +
+        ["ALTER TABLE runs ADD COLUMN precision_json TEXT NOT NULL DEFAULT '[]';"]),
+    'add_execution_columns': (
+        "ADD COLUMN heap TEXT NOT NULL DEFAULT 'keep'",
+        [f"ALTER TABLE {t} ADD COLUMN {c};" for t in ('runs', 'profiles', 'memory_profiles')
+         for c in ("engine TEXT NOT NULL DEFAULT 'onednn'", "heap TEXT NOT NULL DEFAULT 'keep'")]),
+    'add_deliberate_settings_columns': (
+        'ADD COLUMN injected_delay_ms REAL NOT NULL DEFAULT 0',
+        ['ALTER TABLE runs ADD COLUMN injected_delay_ms REAL NOT NULL DEFAULT 0;']),
+    'add_replay_columns': (
+        'ADD COLUMN replayed_steps INTEGER',
+        ['ALTER TABLE profiles ADD COLUMN learning_step_s REAL;',
+         'ALTER TABLE profiles ADD COLUMN replayed_steps INTEGER;']),
+}
+
+
+def function_body(src, signature):
+    m = re.search('^' + re.escape(signature) + r'[^{]*\{\n(.*?)^\}', src, re.S | re.M)
+    return m.group(1) if m else ''
+
+
+def create_statements(commit, version):
+    src = subprocess.check_output(['git', 'show', f'{commit}:src/plumb/store/schema.cpp'],
+                                  text=True)
+    constants = dict(re.findall(r'constexpr const char\* (k\w+) = R"sql\((.*?)\)sql";', src, re.S))
+    placeholders = re.findall(r'"(@[A-Z_]+@)"', function_body(src, 'std::string with_statuses('))
+    values = {'@PASS_COLUMNS@': constants.get('kPassColumnsSql'),
+              '@RECORD_COLUMNS@': constants.get('kRecordColumnsSql'),
+              '@POINT_STATUSES@': STATUSES + ", 'timeout'", '@STATUSES@': STATUSES}
+
+    def with_statuses(sql):
+        for placeholder in placeholders:  # in with_statuses' own order
+            sql = sql.replace(placeholder, values[placeholder])
+        return sql
+
+    out = []
+    for step in function_body(src, 'void create_schema(').split(';\n'):
+        step = step.strip()
+        if not step:
+            continue
+        m = re.fullmatch(r'db\.exec\((with_statuses\()?(k\w+)\)?\)', step)
+        if m:
+            out.append(with_statuses(constants[m.group(2)]) if m.group(1) else constants[m.group(2)])
+        elif step.split('(')[0] in HELPERS:
+            name = step.split('(')[0]
+            witness, statements = HELPERS[name]
+            if witness not in function_body(src, 'void ' + name + '('):
+                sys.exit(f'{commit}: {name} is not the one this script knows')
+            out += statements
+        elif 'application_id' in step:
+            out.append(f'PRAGMA application_id = {APPLICATION_ID};')
+        elif 'user_version' in step:
+            out.append(f'PRAGMA user_version = {version};')
+        else:
+            sys.exit(f'{commit}: create_schema step {step!r} is not known here')
+    return '\n'.join(s.strip('\n') for s in out) + '\n'
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, version, commit in VERSIONS:
+        with open(os.path.join(here, name + '.sql'), 'w') as f:
+            f.write(f'-- plumb results store, schema v{version}: what create_schema ran at commit '
+                    f'{commit}\n-- (written by tests/store_schemas/derive_from_history.py)\n')
+            f.write(create_statements(commit, version))
+
+
+if __name__ == '__main__':
+    main()
