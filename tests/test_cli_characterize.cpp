@@ -17,6 +17,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/platform/probe.h"
 #include "report_fixture.h"
+#include "scoped_env.h"
 
 namespace plumb::testing {
 namespace {
@@ -176,6 +177,9 @@ TEST_F(Cli, CharacterizeBadInputIsAUsageError) {
   expect_usage_error("characterize autoenc --dtypes fp32,int4 --db " + db(),
                      "valid: fp32, bf16, fp16, int8");
   expect_usage_error("characterize --suite nosuch --db " + db(), "nosuch");
+  ScopedEnv env;
+  env.set("PLUMB_CPU_FEATURES_OFF", "avx512_bf17");
+  expect_usage_error("characterize autoenc --db " + db(), "unknown feature 'avx512_bf17'");
 }
 
 }  // namespace

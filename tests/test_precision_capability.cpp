@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "plumb/analysis/precision_capability.h"
+#include "plumb/core/errors.h"
+#include "plumb/platform/cpu_features.h"
+#include "plumb/platform/peak_kernels.h"
+#include "scoped_env.h"
 
 namespace plumb::analysis {
 namespace {
@@ -45,6 +49,26 @@ TEST(PrecisionCapability, TheSentenceSaysWhatWasFoundAndWhatTheEmulationCosts) {
   // Nothing measured: no figure is made up.
   EXPECT_EQ(no_units_sentence(Dtype::kBf16, PrecisionUnits{false, ""}, {}),
             "bf16: no bf16 units on this CPU; LibTorch emulates it");
+}
+
+// PLUMB_CPU_FEATURES_OFF makes the probe take the path of a CPU without the named features on any
+// CPU: its bf16 engines then refuse with the probe's reasons, and the verdict above follows.
+TEST(PrecisionCapability, HiddenFeaturesSendTheProbeDownTheNoUnitsPath) {
+  testing::ScopedEnv env;
+  env.set("PLUMB_CPU_FEATURES_OFF", "avx512_bf16, amx_bf16,amx_tile");
+  EXPECT_EQ(platform::hidden_cpu_features(),
+            (std::vector<std::string>{"avx512_bf16", "amx_bf16", "amx_tile"}));
+  const auto cpu = platform::detect_cpu_features();
+  EXPECT_FALSE(cpu.avx512_bf16);
+  EXPECT_FALSE(cpu.amx_bf16);
+  const auto engines = platform::measure_engine_peaks({platform::PeakDtype::kBf16}, 1, 0.002);
+  ASSERT_FALSE(engines.empty());
+  for (const auto& engine : engines) {
+    EXPECT_FALSE(engine.supported);
+    EXPECT_FALSE(engine.unsupported_reason.empty());
+  }
+  env.set("PLUMB_CPU_FEATURES_OFF", "avx512_bf17");
+  EXPECT_THROW(platform::detect_cpu_features(), UsageError);
 }
 
 }  // namespace

@@ -42,23 +42,35 @@ bool runs_timed_work(int argc, char** argv) {
   return true;
 }
 
+// What a command that times work needs first: OpenBLAS's own kernels, a warning where BLAS is the
+// reference one, and the memory cap. Reads the CPU's features, so a bad PLUMB_CPU_FEATURES_OFF
+// surfaces here as a UsageError.
+void prepare_for_timed_work(char** argv) {
+  const auto blas = plumb::platform::detect_blas();
+  const std::string restart = plumb::platform::restart_with_matching_openblas_kernels(blas, argv);
+  if (!restart.empty()) std::cerr << restart << '\n';
+  // A reference BLAS makes every number wrong: say so before anything is measured.
+  const std::string warning = plumb::platform::blas_warning(blas);
+  if (!warning.empty()) std::cerr << warning << '\n';
+  // A batch too large for the machine then fails its allocation (an out-of-memory run that
+  // says so) instead of being killed by the kernel later, mid-suite.
+  const std::string cap =
+      plumb::platform::cap_data_segment_to_available_memory(processes_sharing_memory());
+  if (!cap.empty()) std::cerr << "warning: " << cap << '\n';
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // OpenBLAS chose its kernels when it loaded; on a CPU it did not recognise they are the slow
   // generic ones, and the fix needs a fresh start (blas_check.h). Returns when none is needed.
   if (runs_timed_work(argc, argv)) {
-    const auto blas = plumb::platform::detect_blas();
-    const std::string restart = plumb::platform::restart_with_matching_openblas_kernels(blas, argv);
-    if (!restart.empty()) std::cerr << restart << '\n';
-    // A reference BLAS makes every number wrong: say so before anything is measured.
-    const std::string warning = plumb::platform::blas_warning(blas);
-    if (!warning.empty()) std::cerr << warning << '\n';
-    // A batch too large for the machine then fails its allocation (an out-of-memory run that
-    // says so) instead of being killed by the kernel later, mid-suite.
-    const std::string cap =
-        plumb::platform::cap_data_segment_to_available_memory(processes_sharing_memory());
-    if (!cap.empty()) std::cerr << "warning: " << cap << '\n';
+    try {
+      prepare_for_timed_work(argv);
+    } catch (const plumb::UsageError& e) {
+      std::cerr << "plumb: " << e.what() << '\n';
+      return 2;
+    }
   }
 
   CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -17,6 +19,9 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+
+#include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 
 namespace plumb::platform {
 namespace {
@@ -201,11 +206,45 @@ std::string read_first_line(const std::string& path) {
   return trim(line);
 }
 
+std::vector<std::string> hidden_cpu_features() {
+  const char* text = std::getenv("PLUMB_CPU_FEATURES_OFF");
+  std::vector<std::string> out;
+  if (text == nullptr) return out;
+  for (const auto& name : plumb::split(text, ','))
+    if (!trim(name).empty()) out.push_back(trim(name));
+  return out;
+}
+
 CpuFeatures detect_cpu_features() {
   CpuFeatures f;
 #if defined(__x86_64__)
   detect_x86(f);
 #endif
+  // PLUMB_CPU_FEATURES_OFF: the probe sees a CPU without these (the path of an older CPU on this
+  // one; the document records what was hidden). Only what plumb reads itself changes: LibTorch
+  // and oneDNN still see the real CPU (ONEDNN_MAX_CPU_ISA caps oneDNN).
+  const std::map<std::string, bool CpuFeatures::*> named = {
+      {"avx", &CpuFeatures::avx},
+      {"avx2", &CpuFeatures::avx2},
+      {"fma", &CpuFeatures::fma},
+      {"avx512f", &CpuFeatures::avx512f},
+      {"avx512bw", &CpuFeatures::avx512bw},
+      {"avx512vl", &CpuFeatures::avx512vl},
+      {"avx512_vnni", &CpuFeatures::avx512_vnni},
+      {"avx512_bf16", &CpuFeatures::avx512_bf16},
+      {"avx512_fp16", &CpuFeatures::avx512_fp16},
+      {"avx_vnni", &CpuFeatures::avx_vnni},
+      {"amx_tile", &CpuFeatures::amx_tile},
+      {"amx_bf16", &CpuFeatures::amx_bf16},
+      {"amx_int8", &CpuFeatures::amx_int8}};
+  for (const auto& name : hidden_cpu_features()) {
+    const auto it = named.find(name);
+    if (it == named.end())
+      throw UsageError("PLUMB_CPU_FEATURES_OFF: unknown feature '" + name +
+                       "' (valid: avx, avx2, fma, avx512f, avx512bw, avx512vl, avx512_vnni, "
+                       "avx512_bf16, avx512_fp16, avx_vnni, amx_tile, amx_bf16, amx_int8)");
+    f.*(it->second) = false;
+  }
   if (f.model_name.empty())
     f.model_name = cpuinfo_value("/proc/cpuinfo", {"model name", "Model", "cpu model"});
   f.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());

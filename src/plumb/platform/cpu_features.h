@@ -36,8 +36,11 @@ struct CpuFeatures {
   std::string widest_fp32_isa = "none";  // "avx512" | "avx2+fma" | "sse2" | "none"
 };
 
-// Reads cpuid/xgetbv on x86-64; elsewhere only model_name and logical_cpus are filled.
+// Reads cpuid/xgetbv on x86-64; elsewhere only model_name and logical_cpus are filled. Features
+// named in PLUMB_CPU_FEATURES_OFF (comma-separated, the probe's ISA names) read as absent.
 CpuFeatures detect_cpu_features();
+// The names PLUMB_CPU_FEATURES_OFF hides (empty when unset).
+std::vector<std::string> hidden_cpu_features();
 
 // The logical CPUs this process may run on (its affinity mask), ascending. The probes pin
 // their i-th thread to the i-th of these, so N threads use N distinct CPUs.

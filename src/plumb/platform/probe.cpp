@@ -58,6 +58,8 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
           {"logical_cpus", cpu.logical_cpus},
           {"widest_fp32_isa", cpu.widest_fp32_isa},
           {"isa", isa},
+          // Features PLUMB_CPU_FEATURES_OFF hid from this probe (the path of an older CPU).
+          {"hidden_features", hidden_cpu_features()},
           {"fma_units_per_core", fma_units_per_core(cpu)},
           {"fma_width_bits", fma_width_bits(cpu)},
           {"frequency",
