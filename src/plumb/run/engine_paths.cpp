@@ -9,6 +9,8 @@
 #include <chrono>
 #include <limits>
 
+#include "plumb/run/step_loop.h"
+
 #ifdef PLUMB_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -90,13 +92,12 @@ Bf16Kernels bf16_kernels() {
              : Bf16Kernels::kReference;
 }
 
-Bf16KernelScope::Bf16KernelScope() : was_enabled_(at::globalContext().userEnabledMkldnn()) {
-  if (bf16_kernels() == Bf16Kernels::kReference) at::globalContext().setUserEnabledMkldnn(false);
+Bf16KernelScope::Bf16KernelScope() {
+  if (bf16_kernels() == Bf16Kernels::kReference && at::globalContext().userEnabledMkldnn())
+    native_ = std::make_unique<EngineChoice>(Engine::kNative);
 }
 
-Bf16KernelScope::~Bf16KernelScope() {
-  at::globalContext().setUserEnabledMkldnn(was_enabled_);
-}
+Bf16KernelScope::~Bf16KernelScope() = default;
 
 const char* bf16_kernels_name(Bf16Kernels kernels) {
   return kernels == Bf16Kernels::kOneDnn ? "oneDNN" : "LibTorch's reference kernels";

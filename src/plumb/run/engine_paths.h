@@ -14,9 +14,12 @@
 // a CPU without VNNI on one that has it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace plumb::run {
+
+class EngineChoice;  // step_loop.h
 
 // The ISA oneDNN's kernels dispatch on in this process ("avx2", "avx512_core_vnni", ...), or ""
 // where plumb cannot ask the oneDNN that LibTorch uses.
@@ -46,11 +49,9 @@ class Bf16KernelScope {
  public:
   Bf16KernelScope();
   ~Bf16KernelScope();
-  Bf16KernelScope(const Bf16KernelScope&) = delete;
-  Bf16KernelScope& operator=(const Bf16KernelScope&) = delete;
 
  private:
-  bool was_enabled_;
+  std::unique_ptr<EngineChoice> native_;  // set only where the reference kernels must be chosen
 };
 
 // What LibTorch 1.13's reference kernels round differently from a bf16 unit, for notes and docs.
