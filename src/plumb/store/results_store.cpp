@@ -58,19 +58,15 @@ void remove_database_files(const std::string& file) {
   for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(file + suffix, ec);
 }
 
-// Gives the finished file `tmp` the name `path` in one step that never replaces a file already
-// there: a hard link, or where the file system has none a rename with RENAME_NOREPLACE. False
-// when `path` exists (another process published its database first); `tmp` is then left.
-bool publish_new_database(const std::string& tmp, const std::string& path) {
-  if (::link(tmp.c_str(), path.c_str()) == 0) {
-    ::unlink(tmp.c_str());
-    return true;
-  }
-  if (errno == EEXIST) return false;
+// Gives the finished file `tmp` the name `path` too, in one step that never replaces a file
+// already there: a hard link, or where the file system has none a rename with RENAME_NOREPLACE.
+// Does nothing when `path` exists: another process published its database first.
+void publish_new_database(const std::string& tmp, const std::string& path) {
+  if (::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST) return;
   const int link_error = errno;
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0)
-    return true;
-  if (errno == EEXIST) return false;
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0 ||
+      errno == EEXIST)
+    return;
   throw UsageError(fmt::format(
       "cannot create results database '{}': its file system can neither hard-link ({}) nor "
       "rename without replacing ({}), which plumb needs to publish a new database whole; pass "
@@ -96,8 +92,9 @@ void create_database(const std::string& path) {
       kill_point("create-db");
       if (failure_injected("create-db"))
         throw SQLite::Exception("injected failure (PLUMB_FAIL_AT=create-db)", SQLITE_IOERR);
-    }  // closed: SQLite checkpoints the WAL into the file and removes its side files
-    if (!publish_new_database(tmp, path)) remove_database_files(tmp);
+    }  // closed: the schema was committed to the file itself, before it switched to WAL
+    publish_new_database(tmp, path);
+    remove_database_files(tmp);  // the temporary name (and side files), published or not
   } catch (...) {
     remove_database_files(tmp);
     throw;
