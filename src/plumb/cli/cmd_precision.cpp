@@ -13,8 +13,8 @@
 
 #include "plumb/analysis/run_comparison.h"
 #include "plumb/cli/commands.h"
-#include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"

@@ -28,7 +28,7 @@ struct ReportData {
   std::map<int64_t, std::vector<store::SweepPointRecord>> sweep_points;  // by sweep id
   std::vector<store::StoredProbe> probes;
   std::vector<store::PrecisionComparisonRecord> precision;  // plumb precision's findings
-  std::vector<store::UntimedPrecision> untimed;              // left untimed by quick passes
+  std::vector<store::UntimedPrecision> untimed;             // left untimed by quick passes
   std::vector<store::StoredDistWorld> dist;                 // plumb dist's worlds
   std::vector<store::StoredServeSession> serve;             // plumb serve's sessions
   std::vector<store::StoredTuneSession> tune;               // plumb tune's sessions
