@@ -29,7 +29,6 @@
 #include "plumb/cli/precision_measure.h"
 #include "plumb/cli/table.h"
 #include "plumb/cli/workload_selection.h"
-#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
@@ -382,22 +381,12 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     // A quick pass leaves out the precisions this CPU has no units for (LibTorch emulates them
     // at a fraction of fp32's speed: half of a quick pass on an AVX2-only CPU went to bf16),
     // unless --dtypes named them; each is recorded with why and the command that times it.
-    std::vector<store::UntimedPrecision> untimed;
     if (f->quick && dtypes_option->count() == 0) {
-      for (const auto& emulated : emulated_precisions(*db, dtypes, f->threads)) {
-        std::cerr << emulated.sentence << ": not timed in a quick pass (--dtypes "
-                  << dtype_name(emulated.dtype) << " times it)\n";
-        dtypes.erase(std::remove(dtypes.begin(), dtypes.end(), emulated.dtype), dtypes.end());
-        for (const Workload* w : chosen)
-          untimed.push_back(
-              {0, tag, w->info.name, "infer", dtype_name(emulated.dtype), emulated.sentence,
-               fmt::format("plumb characterize {} --quick --dtypes {}{}{} --db {}", w->info.name,
-                           dtype_name(emulated.dtype), f->size == "tiny" ? " --size tiny" : "",
-                           f->name == "quick" ? "" : " --name " + f->name, f->db),
-               utc_now_iso8601()});
-      }
+      std::vector<std::string> names;
+      for (const Workload* w : chosen) names.push_back(w->info.name);
+      leave_emulated_precisions_untimed(*db, dtypes, names,
+                                        {tag, f->name, f->size, f->db, f->threads});
     }
-    for (const auto& u : untimed) db->save_untimed_precision(u);
     const auto items = plan_items(chosen, dtypes);
     std::vector<run::RunOptions> options;
     for (const auto& item : items) options.push_back(options_for(*f, budget, item));
@@ -444,16 +433,8 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     for (const auto& m : memories) by_workload[m.workload].memory = &m;
     for (const auto& c : comparisons)
       if (c.tag == tag) by_workload[c.workload].precisions.push_back(&c);
-    const auto untimed_stored = db->load_untimed_precisions();
-    for (const auto& u : untimed_stored) {
-      if (u.tag != tag) continue;
-      auto& s = by_workload[u.workload];
-      // A run of the same precision in this pass (timed, failed or unsupported) supersedes it.
-      const bool ran = std::any_of(runs.begin(), runs.end(), [&](const store::StoredRun& r) {
-        return r.tag == tag && r.workload == u.workload && r.mode == u.mode && r.dtype == u.dtype;
-      });
-      if (!ran) s.untimed.push_back(&u);
-    }
+    const auto untimed_stored = still_untimed(db->load_untimed_precisions(), runs, tag);
+    for (const auto& u : untimed_stored) by_workload[u.workload].untimed.push_back(&u);
     // Tuning is its own command (plumb tune): its newest finding per workload and mode, whatever
     // its tag, when one exists.
     const auto tunings = db->load_tune_sessions();

@@ -1,10 +1,14 @@
 // Which requested precisions run emulated on this CPU (see emulated_precisions.h).
 #include "plumb/cli/emulated_precisions.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
+#include <fmt/format.h>
 #include "plumb/analysis/precision_capability.h"
+
+#include "plumb/core/clock.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/platform/peak_kernels.h"
@@ -74,6 +78,39 @@ void warn_emulated_precisions(const store::ResultsStore& db, const std::vector<D
   for (const auto& emulated : emulated_precisions(db, dtypes, threads))
     std::cerr << "note: " << emulated.sentence << ": its runs take that much longer (leave "
               << dtype_name(emulated.dtype) << " out of the precisions to skip it)\n";
+}
+
+void leave_emulated_precisions_untimed(store::ResultsStore& db, std::vector<Dtype>& dtypes,
+                                       const std::vector<std::string>& workloads,
+                                       const QuickPass& pass) {
+  for (const auto& emulated : emulated_precisions(db, dtypes, pass.threads)) {
+    const std::string dtype = dtype_name(emulated.dtype);
+    std::cerr << emulated.sentence << ": not timed in a quick pass (--dtypes " << dtype
+              << " times it)\n";
+    dtypes.erase(std::remove(dtypes.begin(), dtypes.end(), emulated.dtype), dtypes.end());
+    for (const auto& workload : workloads)
+      db.save_untimed_precision(
+          {0, pass.tag, workload, "infer", dtype, emulated.sentence,
+           fmt::format("plumb characterize {} --quick --dtypes {}{}{} --db {}", workload, dtype,
+                       pass.size == "tiny" ? " --size tiny" : "",
+                       pass.name == "quick" ? "" : " --name " + pass.name, pass.db),
+           utc_now_iso8601()});
+  }
+}
+
+std::vector<store::UntimedPrecision> still_untimed(std::vector<store::UntimedPrecision> records,
+                                                   const std::vector<store::StoredRun>& runs,
+                                                   const std::string& tag) {
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [&](const store::UntimedPrecision& u) {
+                                 return u.tag != tag ||
+                                        std::any_of(runs.begin(), runs.end(), [&](const auto& r) {
+                                          return r.tag == tag && r.workload == u.workload &&
+                                                 r.mode == u.mode && r.dtype == u.dtype;
+                                        });
+                               }),
+                records.end());
+  return records;
 }
 
 }  // namespace plumb::cli

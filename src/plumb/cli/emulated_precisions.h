@@ -27,4 +27,25 @@ std::vector<EmulatedPrecision> emulated_precisions(const store::ResultsStore& db
 void warn_emulated_precisions(const store::ResultsStore& db, const std::vector<Dtype>& dtypes,
                               int threads);
 
+// The characterization a quick pass is part of, as its reproducer needs it.
+struct QuickPass {
+  std::string tag;   // "characterize:quick"
+  std::string name;  // --name
+  std::string size;  // --size
+  std::string db;    // --db
+  int threads = 0;
+};
+
+// For a quick pass whose --dtypes the user did not name: takes every precision this CPU has no
+// units for out of `dtypes`, says so on stderr, and stores one record per workload with why and
+// the command that times it anyway.
+void leave_emulated_precisions_untimed(store::ResultsStore& db, std::vector<Dtype>& dtypes,
+                                       const std::vector<std::string>& workloads,
+                                       const QuickPass& pass);
+
+// The records of `tag` that no run of the same item (timed, failed or unsupported) superseded.
+std::vector<store::UntimedPrecision> still_untimed(std::vector<store::UntimedPrecision> records,
+                                                   const std::vector<store::StoredRun>& runs,
+                                                   const std::string& tag);
+
 }  // namespace plumb::cli
