@@ -1,5 +1,5 @@
-// Text tables and number formatting for human output (see table.h).
-#include "plumb/cli/table.h"
+// Text tables and number formatting for human output (see text_table.h).
+#include "plumb/report/text_table.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-namespace plumb::cli {
+namespace plumb::report {
 namespace {
 
-bool looks_numeric(const std::string& s) {
+bool text_table_cell_is_numeric(const std::string& s) {
   return !s.empty() &&
          (std::isdigit(static_cast<unsigned char>(s[0])) ||
           (s[0] == '-' && s.size() > 1 && std::isdigit(static_cast<unsigned char>(s[1]))));
@@ -18,7 +18,7 @@ bool looks_numeric(const std::string& s) {
 
 }  // namespace
 
-void Table::print(std::ostream& out) const {
+void TextTable::print(std::ostream& out) const {
   std::vector<size_t> width(header_.size(), 0);
   for (size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
   for (const auto& row : rows_)
@@ -28,7 +28,7 @@ void Table::print(std::ostream& out) const {
     std::string line;
     for (size_t c = 0; c < width.size(); ++c) {
       const std::string cell = c < row.size() ? row[c] : "";
-      const bool right = !header && looks_numeric(cell);
+      const bool right = !header && text_table_cell_is_numeric(cell);
       line += right ? fmt::format("{:>{}}", cell, width[c]) : fmt::format("{:<{}}", cell, width[c]);
       if (c + 1 < width.size()) line += "  ";
     }
@@ -75,4 +75,4 @@ std::string format_duration(double seconds) {
                    : fmt::format("{}m{:02}s", s / 60, s % 60);
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::report
