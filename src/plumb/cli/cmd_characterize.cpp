@@ -38,6 +38,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
 #include "plumb/profile/profiler.h"
+#include "plumb/run/error_against_fp32.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
@@ -177,7 +178,7 @@ std::vector<Item> plan_items(const std::vector<const Workload*>& workloads,
 // as the reference of the workload's precisions.
 bool measure(const Item& item, const run::RunOptions& o, const Budget& b, const std::string& tag,
              store::ResultsStore& db, Stored& stored,
-             std::map<std::string, std::vector<torch::Tensor>>& outputs) {
+             std::map<std::string, run::Fp32Reference>& references) {
   const Workload& w = *item.workload;
   const auto progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
   const auto env = platform::capture_environment(o.threads, o.device);
@@ -211,29 +212,11 @@ bool measure(const Item& item, const run::RunOptions& o, const Budget& b, const 
   if (run.result.status != run::RunStatus::kOk)
     return run.result.status == run::RunStatus::kUnsupported;
   const auto fp32_run = db.load_run(reference->second.id, /*with_samples=*/true);
-  run::RunOptions ref_options = o;
-  ref_options.dtype = Dtype::kFp32;
-  auto& ref_outputs = outputs[w.info.name];
-  std::string note;
-  if (ref_outputs.empty()) {
-    const auto ref = run::capture_outputs(w, ref_options, run::kDefaultBatchPool);
-    if (ref.exposes_output) ref_outputs = ref.outputs;
-  }
-  run::OutputError error;
-  bool measured = false;
-  if (ref_outputs.empty()) {
-    note = w.info.name + " does not expose its output yet: speed only";
-  } else {
-    const auto capture = run::capture_outputs(w, o, run::kDefaultBatchPool);
-    if (capture.status == run::RunStatus::kOk) {
-      error = run::compare_outputs(ref_outputs, capture.outputs);
-      measured = true;
-    } else {
-      note = capture.message;
-    }
-  }
-  save_precision_comparison(db, run, *fp32_run, speed_against(*fp32_run, run), measured, error,
-                            note);
+  auto ref = references.find(w.info.name);
+  if (ref == references.end()) ref = references.try_emplace(w.info.name, w, o).first;
+  const auto e = ref->second.error_of(o);
+  save_precision_comparison(db, run, *fp32_run, speed_against(*fp32_run, run), e.measured, e.error,
+                            e.note);
   return true;
 }
 
@@ -399,7 +382,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
         "measure (rerun the same command to resume if it stops)\n",
         f->name, chosen.size(), f->threads, items.size(), items.size() - todo.size(), todo.size());
     const auto start = Clock::now();
-    std::map<std::string, std::vector<torch::Tensor>> outputs;  // fp32 outputs per workload
+    std::map<std::string, run::Fp32Reference> references;  // fp32 outputs per workload
     int failed = 0;
     for (size_t n = 0; n < todo.size(); ++n) {
       const Item& item = items[todo[n]];
@@ -410,7 +393,7 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
                                       : format_duration(elapsed / static_cast<double>(n) *
                                                         static_cast<double>(todo.size() - n)));
       kill_point("characterize-item");
-      if (!measure(item, options[todo[n]], budget, tag, *db, stored, outputs)) {
+      if (!measure(item, options[todo[n]], budget, tag, *db, stored, references)) {
         ++failed;
         std::cerr << "  " << item.label() << ": failed (stored with its status)\n";
       }

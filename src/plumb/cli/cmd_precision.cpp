@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
+#include "plumb/run/error_against_fp32.h"
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/runner.h"
@@ -51,7 +53,7 @@ struct Row {
 
 struct LayerError {
   std::string layer;
-  run::OutputError error;
+  run::ErrorAgainstFp32 error;
 };
 
 nlohmann::ordered_json error_json(const run::OutputError& e) {
@@ -72,15 +74,19 @@ std::string agreement_text(const run::OutputError& e) {
 }
 
 // The error of int8 with `keep` left in fp32, against the fp32 outputs.
-run::OutputError int8_error(const Workload& w, run::RunOptions o,
-                            const std::vector<std::string>& keep,
-                            const std::vector<torch::Tensor>& reference, size_t batches) {
+run::ErrorAgainstFp32 int8_error(const run::Fp32Reference& reference, run::RunOptions o,
+                                 const std::vector<std::string>& keep) {
   o.dtype = Dtype::kInt8;
   o.keep_fp32 = keep;
-  const auto capture = run::capture_outputs(w, o, batches);
-  if (capture.status != run::RunStatus::kOk)
-    throw UsageError("int8 failed while searching the plan: " + capture.message);
-  return run::compare_outputs(reference, capture.outputs);
+  auto e = reference.error_of(o);
+  if (!e.measured) throw UsageError("int8 failed while searching the plan: " + e.note);
+  return e;
+}
+
+// "rel L2 1.23e-02" as the table has it; a token workload's plan is judged by token mismatch.
+std::string plan_error_text(const run::ErrorAgainstFp32& e) {
+  return e.metric == run::kRelativeL2Metric ? fmt::format("rel L2 {:.2e}", e.value)
+                                            : run::error_text(e);
 }
 
 }  // namespace
@@ -105,8 +111,10 @@ void add_precision_command(CLI::App& app, int& exit_code) {
                   "dtype, or layer: also the error each int8 layer adds alone and the "
                   "selective-quantization plan within --max-error")
       ->capture_default_str();
-  cmd->add_option("--max-error", f->max_error,
-                  "Relative L2 error of the output the int8 plan must stay within")
+  cmd->add_option(
+         "--max-error", f->max_error,
+         "Output error against fp32 the int8 plan must stay within (relative L2; for token "
+         "outputs the share of tokens that differ)")
       ->capture_default_str();
   cmd->callback([name, f, overrides, &exit_code] {
     const Workload& w = workloads::default_registry().get(*name);
@@ -145,31 +153,19 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     }
 
     // Output error on the same inputs and weights (the timed batches of each run).
-    std::vector<torch::Tensor> reference;
-    std::string no_output;
+    std::optional<run::Fp32Reference> reference;
     if (mode == Mode::kInfer) {
       std::cerr << "measuring output error against fp32 ...\n";
-      const auto ref = run::capture_outputs(w, reference_options, run::kDefaultBatchPool);
-      if (!ref.exposes_output)
-        no_output = w.info.name + " does not expose its output yet: speed only";
-      else
-        reference = ref.outputs;
+      reference.emplace(w, reference_options);
       for (auto& row : rows) {
         if (row.run.result.status != run::RunStatus::kOk) continue;
-        if (!no_output.empty()) {
-          row.error_note = no_output;
-          continue;
-        }
         run::RunOptions o = reference_options;
         o.dtype = parse_dtype(row.run.dtype);
         o.memory_format = parse_memory_format(row.run.memory_format);
-        const auto capture = run::capture_outputs(w, o, run::kDefaultBatchPool);
-        if (capture.status != run::RunStatus::kOk) {
-          row.error_note = capture.message;
-          continue;
-        }
-        row.error = run::compare_outputs(reference, capture.outputs);
-        row.error_measured = true;
+        const auto e = reference->error_of(o);
+        row.error_measured = e.measured;
+        row.error = e.error;
+        row.error_note = e.note;
       }
     } else {
       for (auto& row : rows)
@@ -187,36 +183,33 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     // Per-layer int8 error and the selective plan.
     std::vector<LayerError> layer_errors;
     std::vector<std::string> keep;
-    run::OutputError plan_error;
+    run::ErrorAgainstFp32 plan_error;
     std::optional<store::StoredRun> plan_run;
     bool plan_met = false;
-    if (f->by == "layer" && !reference.empty()) {
+    if (f->by == "layer" && reference && reference->captured()) {
       run::RunOptions int8 = reference_options;
       int8.dtype = Dtype::kInt8;
-      const auto full = run::capture_outputs(w, int8, run::kDefaultBatchPool);
-      if (full.status != run::RunStatus::kOk)
-        throw UsageError("int8 cannot run for " + w.info.name + ": " + full.message);
+      const auto full = reference->error_of(int8);
+      if (!full.measured) throw UsageError("int8 cannot run for " + w.info.name + ": " + full.note);
       std::cerr << fmt::format("error of each of {} int8 layers alone ...\n",
                                full.quantized_layers.size());
       for (const auto& layer : full.quantized_layers) {
         std::vector<std::string> others;
         for (const auto& l : full.quantized_layers)
           if (l != layer) others.push_back(l);
-        layer_errors.push_back(
-            {layer, int8_error(w, reference_options, others, reference, run::kDefaultBatchPool)});
+        layer_errors.push_back({layer, int8_error(*reference, reference_options, others)});
       }
-      std::sort(layer_errors.begin(), layer_errors.end(), [](const auto& a, const auto& b) {
-        return a.error.relative_l2 > b.error.relative_l2;
-      });
+      std::sort(layer_errors.begin(), layer_errors.end(),
+                [](const auto& a, const auto& b) { return a.error.value > b.error.value; });
       // Greedy: keep the layers that add the most error in fp32 until the whole is within.
-      plan_error = run::compare_outputs(reference, full.outputs);
-      for (size_t i = 0; plan_error.relative_l2 > f->max_error && i < layer_errors.size() &&
-                         i < f->max_plan_steps;
+      plan_error = full;
+      for (size_t i = 0;
+           plan_error.value > f->max_error && i < layer_errors.size() && i < f->max_plan_steps;
            ++i) {
         keep.push_back(layer_errors[i].layer);
-        plan_error = int8_error(w, reference_options, keep, reference, run::kDefaultBatchPool);
+        plan_error = int8_error(*reference, reference_options, keep);
       }
-      plan_met = plan_error.relative_l2 <= f->max_error;
+      plan_met = plan_error.value <= f->max_error;
       run::RunOptions o = int8;
       o.keep_fp32 = keep;
       plan_run = time_and_store(w, o, *db, f->measure.tag);
@@ -237,7 +230,7 @@ void add_precision_command(CLI::App& app, int& exit_code) {
       if (row.run.id != fp32.id && row.run.result.status == run::RunStatus::kOk)
         save(row.run, row.speed, row.error_measured, row.error, row.error_note);
     if (plan_run && plan_run->result.status == run::RunStatus::kOk)
-      save(*plan_run, speed_against(fp32, *plan_run), true, plan_error,
+      save(*plan_run, speed_against(fp32, *plan_run), true, plan_error.error,
            "selective plan, kept in fp32: " +
                (keep.empty() ? std::string("none") : join(keep, ", ")));
 
@@ -273,12 +266,12 @@ void add_precision_command(CLI::App& app, int& exit_code) {
       if (f->by == "layer") {
         out["layers"] = nlohmann::ordered_json::array();
         for (const auto& l : layer_errors)
-          out["layers"].push_back({{"layer", l.layer}, {"error_alone", error_json(l.error)}});
+          out["layers"].push_back({{"layer", l.layer}, {"error_alone", error_json(l.error.error)}});
         nlohmann::ordered_json p;
         p["max_error"] = f->max_error;
         p["met"] = plan_met;
         p["keep_fp32"] = keep;
-        p["error"] = error_json(plan_error);
+        p["error"] = error_json(plan_error.error);
         if (plan_run) {
           p["run_id"] = plan_run->id;
           p["throughput"] = json_number(plan_run->result.throughput);
@@ -332,13 +325,13 @@ void add_precision_command(CLI::App& app, int& exit_code) {
     if (f->by == "layer") {
       Table layers({"int8 layer (alone)", "rel L2", "agreement"});
       for (const auto& l : layer_errors)
-        layers.add_row(
-            {l.layer, fmt::format("{:.2e}", l.error.relative_l2), agreement_text(l.error)});
+        layers.add_row({l.layer, fmt::format("{:.2e}", l.error.error.relative_l2),
+                        agreement_text(l.error.error)});
       std::cout << '\n';
       layers.print(std::cout);
       std::cout << fmt::format(
-          "\nselective plan: {} layer(s) kept in fp32 ({}): rel L2 {:.2e} ({} --max-error {})\n",
-          keep.size(), keep.empty() ? "none" : join(keep, ", "), plan_error.relative_l2,
+          "\nselective plan: {} layer(s) kept in fp32 ({}): {} ({} --max-error {})\n", keep.size(),
+          keep.empty() ? "none" : join(keep, ", "), plan_error_text(plan_error),
           plan_met ? "within" : "NOT within", f->max_error);
       if (plan_run && plan_run->result.status == run::RunStatus::kOk)
         std::cout << fmt::format(

@@ -38,7 +38,7 @@
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
-#include "plumb/run/output_error.h"
+#include "plumb/run/error_against_fp32.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/tune_trials.h"
@@ -60,16 +60,13 @@ struct TuneFlags {
   size_t replicates = 3;
 };
 
-// Batches whose output error the precision check compares (the timed batches' first ones).
-constexpr size_t kErrorBatches = 2;
-
 struct PrecisionCheck {
   Dtype dtype = Dtype::kFp32;
   bool measured = false;
-  // Against fp32: relative L2 of floating outputs; for token outputs (decoders) the share of
-  // tokens that differ, since the distance between two token ids means nothing.
+  // Against fp32 (run/error_against_fp32.h): relative L2 of floating outputs, the share of
+  // tokens that differ for token outputs.
   double error = std::numeric_limits<double>::quiet_NaN();
-  std::string measure = "relative_l2";
+  std::string measure = run::kRelativeL2Metric;
   bool allowed = false;
   std::string note;
 };
@@ -79,44 +76,30 @@ void progress_line(const std::string& line) {
 }
 
 // The output error of every candidate precision against fp32, on the same inputs and weights
-// (run/output_error.h). fp32 itself is exact. A training run is judged by its forward pass's
-// error: bf16 training autocasts the same operators.
+// (run/error_against_fp32.h). fp32 itself is exact. A training run is judged by its forward
+// pass's error: bf16 training autocasts the same operators.
 std::vector<PrecisionCheck> check_precisions(const Workload& w, const run::RunOptions& stock,
                                              const std::vector<Dtype>& candidates,
                                              double max_error) {
   std::vector<PrecisionCheck> out;
-  run::RunOptions o = stock;
-  o.mode = Mode::kInfer;
-  o.dtype = Dtype::kFp32;
-  o.memory_format = MemoryFormat::kContiguous;
-  o.engine = Engine::kOnednn;
   std::cerr << "output error of each precision against fp32 ...\n";
-  const auto reference = run::capture_outputs(w, o, kErrorBatches);
-  const bool tokens = reference.status == run::RunStatus::kOk && !reference.outputs.empty() &&
-                      !reference.outputs.front().is_floating_point();
+  const run::Fp32Reference reference(w, stock);
   for (Dtype d : candidates) {
     PrecisionCheck c;
     c.dtype = d;
-    c.measure = tokens ? "token_mismatch" : "relative_l2";
+    c.measure = reference.metric();
     if (d == Dtype::kFp32) {
       c.measured = true;
       c.error = 0;
     } else if (stock.mode == Mode::kTrain && d == Dtype::kInt8) {
       c.note = "int8 is post-training quantization: inference only";
-    } else if (reference.status != run::RunStatus::kOk) {
-      c.note = "fp32 outputs could not be captured: " + reference.message;
-    } else if (!reference.exposes_output) {
-      c.note = "the workload exposes no output to compare, so its error is unknown";
     } else {
+      run::RunOptions o = reference.setting();
       o.dtype = d;
-      const auto capture = run::capture_outputs(w, o, kErrorBatches);
-      if (capture.status != run::RunStatus::kOk) {
-        c.note = capture.message;
-      } else {
-        c.measured = true;
-        const auto e = run::compare_outputs(reference.outputs, capture.outputs);
-        c.error = tokens ? 1 - e.agreement : e.relative_l2;
-      }
+      const auto e = reference.error_of(o);
+      c.measured = e.measured;
+      c.error = e.value;
+      c.note = e.note;
     }
     c.allowed = c.measured && c.error <= max_error;
     if (c.measured && !c.allowed)

@@ -1,0 +1,72 @@
+// The one output error of a precision against fp32 that plumb precision, characterize and tune
+// report: one reference setting (fp32, contiguous, oneDNN, inference, the setting's seed, config
+// and threads), one batch count (the timed batches of a run), one headline metric and one
+// message when the error cannot be measured.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "plumb/core/workload.h"
+#include "plumb/run/output_error.h"
+#include "plumb/run/run_result.h"
+#include "plumb/run/step_loop.h"
+
+namespace plumb::run {
+
+// Batches whose outputs are compared: the pool of batches a timed run cycles through.
+inline constexpr size_t kErrorBatches = kDefaultBatchPool;
+
+// The headline metric: relative L2 for floating outputs; for token (integer) outputs the share
+// of tokens that differ, since the distance between two token ids means nothing.
+inline constexpr const char* kRelativeL2Metric = "relative_l2";
+inline constexpr const char* kTokenMismatchMetric = "token_mismatch";
+
+struct ErrorAgainstFp32 {
+  bool measured = false;
+  OutputError error;  // every measure (relative L2, max abs, cosine, agreement) when measured
+  std::string metric = kRelativeL2Metric;  // kRelativeL2Metric or kTokenMismatchMetric
+  double value = std::numeric_limits<double>::quiet_NaN();  // the headline metric's value
+  std::string note;                                         // why not measured
+  std::vector<std::string> quantized_layers;                // int8: module paths calibration saw
+};
+
+// The headline metric of `e`'s outputs and its value (see above).
+const char* error_metric(const OutputError& e);
+double error_value(const OutputError& e);
+
+// "relative_l2 1.23e-02", or the note when not measured: the one line the commands print.
+std::string error_text(const ErrorAgainstFp32& e);
+
+// The reference every precision is compared with: `setting` in fp32, contiguous, on oneDNN, in
+// inference (its seed, config, threads and device kept; per-precision options cleared).
+RunOptions fp32_reference_setting(const RunOptions& setting);
+
+// fp32's outputs of one workload, captured once, and the error of any precision against them.
+class Fp32Reference {
+ public:
+  // Captures the outputs of fp32_reference_setting(setting) on kErrorBatches batches.
+  Fp32Reference(const Workload& workload, const RunOptions& setting);
+
+  // Outputs were captured; when not, note() says why (every error_of carries it too).
+  bool captured() const { return note_.empty(); }
+  const std::string& note() const { return note_; }
+  const RunOptions& setting() const { return setting_; }
+  // The headline metric of this workload's outputs (relative L2 when none were captured).
+  const char* metric() const;
+
+  // The error of `candidate` (its dtype, memory format, engine, kept layers ...; run in
+  // inference at the reference's seed and config) against fp32's outputs. fp32 in the reference
+  // setting itself is exact and not run again.
+  ErrorAgainstFp32 error_of(const RunOptions& candidate) const;
+
+ private:
+  const Workload* workload_;
+  RunOptions setting_;
+  std::vector<torch::Tensor> outputs_;
+  std::string note_;
+};
+
+}  // namespace plumb::run
