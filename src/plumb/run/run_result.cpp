@@ -1,4 +1,4 @@
-// Names of run statuses, as stored and printed.
+// Names of run statuses, as stored and printed, and parsed back.
 #include "plumb/run/run_result.h"
 
 namespace plumb::run {
@@ -17,6 +17,12 @@ const char* status_name(RunStatus status) {
       return "unsupported";
   }
   return "error";
+}
+
+std::optional<RunStatus> status_from_name(const std::string& name) {
+  for (RunStatus s : all_statuses())
+    if (name == status_name(s)) return s;
+  return std::nullopt;
 }
 
 const std::vector<RunStatus>& all_statuses() {

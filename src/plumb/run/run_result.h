@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace plumb::run {
 enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError, kUnsupported };
 // "ok", "nan_loss", "out_of_memory", "error", "unsupported"
 const char* status_name(RunStatus status);
+// The inverse of status_name, for names read back (the store, a worker's result); nullopt for a
+// name that is none of them.
+std::optional<RunStatus> status_from_name(const std::string& name);
 // Every status, in the order of the enum (store CHECK constraints and parsing use it).
 const std::vector<RunStatus>& all_statuses();
 // A sweep point's one outcome beyond a run's: it ran, over its point_time_limit (its

@@ -69,10 +69,8 @@ void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
 }
 
 run::RunStatus status_from_name(const std::string& name) {
-  for (run::RunStatus s : run::all_statuses()) {
-    if (name == run::status_name(s)) return s;
-  }
-  return run::RunStatus::kError;  // unreachable for rows that passed the CHECK constraint
+  // kError is unreachable for rows that passed the CHECK constraint.
+  return run::status_from_name(name).value_or(run::RunStatus::kError);
 }
 
 Row& write_record_columns(Row& row, const run::RunOptions& options, const std::string& tag,
