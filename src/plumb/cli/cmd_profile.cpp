@@ -18,10 +18,11 @@
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/atomic_file.h"
+#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
-#include "plumb/platform/environment.h"
+#include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/profile/trace_file.h"
 #include "plumb/run/runner.h"
@@ -234,15 +235,12 @@ void add_profile_command(CLI::App& app, int& exit_code) {
     }
     auto db = store::ResultsStore::open(flags->measure.db);
     const std::string group = fmt::format("{}-{}-{}", w.info.name, utc_now_iso8601(), getpid());
+    const jobs::ProfileSourcing sourcing{false, flags->steps, !flags->trace.empty(), group,
+                                         flags->measure.tag};
     for (const auto& o : plan) {
-      std::cerr << fmt::format("profiling {} {} batch {} threads {} ...\n", w.info.name,
-                               mode_name(o.mode), o.config.get_int("batch"), o.threads);
-      auto env = platform::capture_environment(o.threads, o.device);
-      auto result = profile::profile_workload(
-          w, o, flags->steps, [&](const std::string& line) { std::cerr << "  " << line << '\n'; },
-          !flags->trace.empty());
-      for (const auto& warning : result.warnings) std::cerr << "  warning: " << warning << '\n';
-      db->save_profile(o, result, env, group, flags->measure.tag);
+      const auto pass = jobs::fresh_profile(
+          *db, o, sourcing, [](const std::string& line) { std::cerr << line << '\n'; });
+      const auto& result = pass.result;
       if (!flags->trace.empty() && !result.trace.empty()) {
         const std::string path = trace_path(flags->trace, o, plan.size() > 1);
         const std::string title =

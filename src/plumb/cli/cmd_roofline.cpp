@@ -17,11 +17,12 @@
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/probe_source.h"
 #include "plumb/cli/table.h"
+#include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/precision.h"
-#include "plumb/platform/environment.h"
+#include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
@@ -104,14 +105,12 @@ void add_roofline_command(CLI::App& app, int& exit_code) {
     const analysis::Ceilings ceilings =
         analysis::ceilings_from_probe(probe.probe.document, dtype, o.threads, peak_kind);
 
-    std::cerr << fmt::format("profiling {} {} batch {} threads {} ...\n", w.info.name,
-                             mode_name(o.mode), config.get_int("batch"), o.threads);
-    const auto env = platform::capture_environment(o.threads, o.device);
-    auto result = profile::profile_workload(
-        w, o, f->steps, [](const std::string& line) { std::cerr << "  " << line << '\n'; });
     const std::string group =
         fmt::format("{}-roofline-{}-{}", w.info.name, utc_now_iso8601(), getpid());
-    db->save_profile(o, result, env, group, f->measure.tag);
+    const auto result =
+        jobs::fresh_profile(*db, o, {false, f->steps, false, group, f->measure.tag},
+                            [](const std::string& line) { std::cerr << line << '\n'; })
+            .result;
     if (result.status != run::RunStatus::kOk) {
       exit_code = 1;
       std::cerr << "profile failed (" << run::status_name(result.status) << "): " << result.message
