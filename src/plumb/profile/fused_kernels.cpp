@@ -10,8 +10,8 @@
 
 #include "plumb/profile/op_call.h"
 #include "plumb/profile/op_observer.h"
-#include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
+#include "plumb/run/thread_count.h"
 
 namespace plumb::profile {
 namespace {
@@ -180,18 +180,6 @@ Forms forms_for(const std::string& kind, const std::vector<std::string>& labels,
   throw std::invalid_argument("no fused kernel check named '" + kind + "'");
 }
 
-// Restores LibTorch's intra-op thread count.
-class ThreadsFor {
- public:
-  explicit ThreadsFor(int threads) : saved_(at::get_num_threads()) { run::apply_threads(threads); }
-  ~ThreadsFor() { run::apply_threads(saved_); }
-  ThreadsFor(const ThreadsFor&) = delete;
-  ThreadsFor& operator=(const ThreadsFor&) = delete;
-
- private:
-  int saved_;
-};
-
 double seconds_of(const std::function<at::Tensor()>& fn) {
   const int64_t start = steady_now_ns();
   const auto out = fn();
@@ -227,7 +215,7 @@ FusedKernelCheck run_fused_kernel_check(const std::string& kind,
   torch::NoGradGuard no_grad;
   torch::manual_seed(0);
   Forms forms = forms_for(kind, labels, signatures);
-  ThreadsFor threads_for(threads);
+  run::ScopedThreadCount threads_for(threads);
   FusedKernelCheck c;
   c.kind = kind;
   c.unfused = forms.unfused;
