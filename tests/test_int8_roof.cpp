@@ -33,31 +33,28 @@ TEST(Int8Roof, EachCpuTimesTheSequencesItsEnginesRun) {
   GTEST_SKIP() << "needs an x86-64 build (the instruction-peak kernels are x86-64 only)";
 #endif
   // AVX2 without VNNI: oneDNN's order and plumb's loop of the same three instructions.
-  EXPECT_EQ(vector_sequences(PeakDtype::kInt8, zen3()),
+  EXPECT_EQ(vector_sequences(Dtype::kInt8, zen3()),
             (std::vector<std::string>{kOneDnnAvx2, kLoopAvx2}));
   // AVX-512 without VNNI (Skylake-SP): oneDNN's avx512_core kernels, on zmm registers.
   CpuFeatures skx = zen3();
   skx.avx512f = skx.avx512bw = skx.avx512vl = true;
-  EXPECT_EQ(vector_sequences(PeakDtype::kInt8, skx),
+  EXPECT_EQ(vector_sequences(Dtype::kInt8, skx),
             std::vector<std::string>{"avx512bw vpmaddubsw+vpmaddwd+vpaddd (oneDNN's order)"});
   // VNNI: one instruction does the three's work, and every engine uses it.
   CpuFeatures vnni = skx;
   vnni.avx512_vnni = true;
-  EXPECT_EQ(vector_sequences(PeakDtype::kInt8, vnni),
-            std::vector<std::string>{"avx512_vnni vpdpbusd"});
+  EXPECT_EQ(vector_sequences(Dtype::kInt8, vnni), std::vector<std::string>{"avx512_vnni vpdpbusd"});
   CpuFeatures alder = zen3();
   alder.avx_vnni = true;
-  EXPECT_EQ(vector_sequences(PeakDtype::kInt8, alder),
-            std::vector<std::string>{"avx_vnni vpdpbusd"});
+  EXPECT_EQ(vector_sequences(Dtype::kInt8, alder), std::vector<std::string>{"avx_vnni vpdpbusd"});
   // Nothing to run int8 on: no sequence, and why.
   CpuFeatures sse2;
   sse2.sse2 = true;
   std::string reason;
-  EXPECT_TRUE(vector_sequences(PeakDtype::kInt8, sse2, &reason).empty());
+  EXPECT_TRUE(vector_sequences(Dtype::kInt8, sse2, &reason).empty());
   EXPECT_NE(reason.find("avx2"), std::string::npos) << reason;
   // Other dtypes keep their one sequence.
-  EXPECT_EQ(vector_sequences(PeakDtype::kFp32, zen3()),
-            std::vector<std::string>{"avx2 vfmadd231ps"});
+  EXPECT_EQ(vector_sequences(Dtype::kFp32, zen3()), std::vector<std::string>{"avx2 vfmadd231ps"});
 }
 
 InstructionPeak synthetic(const std::string& isa, double ops_per_s, int threads) {
@@ -131,7 +128,7 @@ TEST(Int8Roof, TheAvx2SequencesRunHereAndTheFasterIsTheRoof) {
   if (!avx2.avx2) GTEST_SKIP() << "needs AVX2";
   avx2.avx512f = avx2.avx512bw = avx2.avx512vl = false;
   avx2.avx512_vnni = avx2.avx_vnni = avx2.avx512_bf16 = avx2.avx512_fp16 = false;
-  const InstructionPeak p = measure_instruction_peak(PeakDtype::kInt8, 1, 0.05, avx2);
+  const InstructionPeak p = measure_instruction_peak(Dtype::kInt8, 1, 0.05, avx2);
   ASSERT_TRUE(p.supported) << p.unsupported_reason;
   ASSERT_EQ(p.sequences.size(), 2u);
   double fastest = 0;
@@ -151,7 +148,7 @@ TEST(Int8Roof, TheAvx512SequenceRunsWhereTheCpuHasIt) {
   CpuFeatures skx = detect_cpu_features();
   if (!skx.avx512f || !skx.avx512bw) GTEST_SKIP() << "needs AVX-512F and BW";
   skx.avx512_vnni = skx.avx_vnni = false;
-  const InstructionPeak p = measure_instruction_peak(PeakDtype::kInt8, 1, 0.05, skx);
+  const InstructionPeak p = measure_instruction_peak(Dtype::kInt8, 1, 0.05, skx);
   ASSERT_TRUE(p.supported) << p.unsupported_reason;
   EXPECT_EQ(p.isa, "avx512bw vpmaddubsw+vpmaddwd+vpaddd (oneDNN's order)");
   EXPECT_EQ(p.instruction_bits, 512);

@@ -42,7 +42,7 @@ TheoryInput amx_bf16(double cycles_per_instruction) {
   in.engine = EngineKind::kMatrix;
   in.dtype = "bf16";
   in.instruction = "amx tdpbf16ps";
-  in.ops_per_instruction = tile_ops_per_instruction(PeakDtype::kBf16);
+  in.ops_per_instruction = tile_ops_per_instruction(Dtype::kBf16);
   in.clock_hz = 2e9;
   in.measured_ops_per_s = in.ops_per_instruction / cycles_per_instruction * 2e9;
   in.table_instructions_per_cycle = 1.0 / 16;
@@ -207,7 +207,7 @@ TEST(PeakTheory, MeasuredFp32OnThisMachineIsAValidEngine) {
   // Whatever x86 CPU this is: one thread of FMAs at the clock measured under FMA load retires
   // no more than the widest engine there is (1024 bits per cycle, with the clock slack), and
   // the inferred theory is never exceeded without a note.
-  const InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.03);
+  const InstructionPeak peak = measure_instruction_peak(Dtype::kFp32, 1, 0.03);
 #if !defined(__x86_64__)
   GTEST_SKIP() << "needs an x86-64 CPU (the instruction-peak kernels are x86-64 only)";
 #endif
@@ -231,15 +231,15 @@ TEST(PeakTheory, MeasuredFp32OnThisMachineIsAValidEngine) {
 TEST(TileKernels, OpCountMatchesATileProductCountedByHand) {
   // C (16 x 16) += A (16 x K) x B, K = 32 bf16 or 64 int8 values per 64-byte row: count the
   // multiply-adds of the product written out as loops.
-  for (PeakDtype dtype : {PeakDtype::kBf16, PeakDtype::kInt8}) {
-    const int k = dtype == PeakDtype::kBf16 ? 32 : 64;
+  for (Dtype dtype : {Dtype::kBf16, Dtype::kInt8}) {
+    const int k = dtype == Dtype::kBf16 ? 32 : 64;
     double multiply_adds = 0;
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n)
         for (int i = 0; i < k; ++i) multiply_adds += 1;
-    EXPECT_DOUBLE_EQ(tile_ops_per_instruction(dtype), 2 * multiply_adds) << peak_dtype_name(dtype);
+    EXPECT_DOUBLE_EQ(tile_ops_per_instruction(dtype), 2 * multiply_adds) << dtype_name(dtype);
   }
-  EXPECT_EQ(tile_ops_per_instruction(PeakDtype::kFp32), 0);
+  EXPECT_EQ(tile_ops_per_instruction(Dtype::kFp32), 0);
 }
 
 // bf16 bits of a small integer-valued float (exact in bf16).
@@ -252,7 +252,7 @@ uint16_t bf16_of(float x) {
 TEST(TileKernels, TileProductsMatchTheProductByHand) {
   const CpuFeatures cpu = detect_cpu_features();
   std::string reason;
-  if (!amx_usable(cpu, PeakDtype::kBf16, &reason)) {
+  if (!amx_usable(cpu, Dtype::kBf16, &reason)) {
     EXPECT_FALSE(reason.empty());
     EXPECT_FALSE(tile_product_bf16(nullptr, nullptr, nullptr));  // refuses before touching them
     GTEST_SKIP() << "needs AMX: " << reason;
@@ -274,7 +274,7 @@ TEST(TileKernels, TileProductsMatchTheProductByHand) {
   ASSERT_TRUE(tile_product_bf16(a, b, c));
   for (int i = 0; i < 16 * 16; ++i) EXPECT_FLOAT_EQ(c[i], ref[i]) << i;
 
-  if (!amx_usable(cpu, PeakDtype::kInt8, &reason)) GTEST_SKIP() << "needs AMX int8: " << reason;
+  if (!amx_usable(cpu, Dtype::kInt8, &reason)) GTEST_SKIP() << "needs AMX int8: " << reason;
   // int8: u8 A[m][k] = (m * 3 + k) % 11, s8 B (VNNI quadruples) row r holds B[4r..4r+3][n].
   alignas(64) uint8_t ua[16 * 64];
   alignas(64) int8_t sb[16 * 64];
@@ -295,7 +295,7 @@ TEST(TileKernels, TileProductsMatchTheProductByHand) {
 }
 
 TEST(TileKernels, MatrixPeakIsMeasuredOrRefusedWithTheReason) {
-  for (PeakDtype dtype : {PeakDtype::kBf16, PeakDtype::kInt8}) {
+  for (Dtype dtype : {Dtype::kBf16, Dtype::kInt8}) {
     const InstructionPeak peak = measure_matrix_peak(dtype, 1, 0.02);
     EXPECT_EQ(peak.engine, EngineKind::kMatrix);
     std::string reason;
@@ -317,7 +317,7 @@ TEST(TileKernels, MatrixPeakIsMeasuredOrRefusedWithTheReason) {
   }
   // No AMX instruction exists for fp32: refused, never measured.
   std::string reason;
-  EXPECT_FALSE(amx_usable(detect_cpu_features(), PeakDtype::kFp32, &reason));
+  EXPECT_FALSE(amx_usable(detect_cpu_features(), Dtype::kFp32, &reason));
   EXPECT_NE(reason.find("fp32"), std::string::npos);
 }
 

@@ -168,25 +168,25 @@ TEST(PlatformKernels, TheoreticalPeakFollowsTheTable) {
   EXPECT_EQ(fma_units_per_core(zen4), 2);
   EXPECT_EQ(fma_width_bits(zen4), 256);
   // 2 units x 8 fp32 lanes x 2 FLOPs x 1 GHz x 2 cores.
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kFp32, zen4, 1e9, 2), 64e9);
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kFp64, zen4, 1e9, 2), 32e9);
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kBf16, zen4, 1e9, 2), 128e9);
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kInt8, zen4, 1e9, 2), 256e9);
-  EXPECT_EQ(theoretical_peak_flops(PeakDtype::kFp16, zen4, 1e9, 2), 0);  // no avx512_fp16
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kFp32, zen4, 1e9, 2), 64e9);
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kFp64, zen4, 1e9, 2), 32e9);
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kBf16, zen4, 1e9, 2), 128e9);
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kInt8, zen4, 1e9, 2), 256e9);
+  EXPECT_EQ(theoretical_peak_flops(Dtype::kFp16, zen4, 1e9, 2), 0);  // no avx512_fp16
 
   CpuFeatures icx = zen4;  // Ice Lake server: 2 x 512-bit FMA
   icx.vendor = "GenuineIntel";
   icx.family = 6;
   icx.model = 0x6A;
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kFp32, icx, 1e9, 1), 64e9);
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kFp32, icx, 1e9, 1), 64e9);
   icx.avx512f = false;  // AVX-512 disabled by the OS: 256-bit instructions on the same units
-  EXPECT_DOUBLE_EQ(theoretical_peak_flops(PeakDtype::kFp32, icx, 1e9, 1), 32e9);
+  EXPECT_DOUBLE_EQ(theoretical_peak_flops(Dtype::kFp32, icx, 1e9, 1), 32e9);
 
   CpuFeatures unknown = zen4;
   unknown.family = 99;
   EXPECT_EQ(fma_units_per_core(unknown), 0);
-  EXPECT_EQ(theoretical_peak_flops(PeakDtype::kFp32, unknown, 1e9, 1), 0);
-  EXPECT_EQ(theoretical_peak_flops(PeakDtype::kFp32, zen4, 0, 1), 0);  // clock unknown
+  EXPECT_EQ(theoretical_peak_flops(Dtype::kFp32, unknown, 1e9, 1), 0);
+  EXPECT_EQ(theoretical_peak_flops(Dtype::kFp32, zen4, 0, 1), 0);  // clock unknown
 }
 
 // The theory a kernel's one-thread point implies (peak_theory.h), from measurement alone.
@@ -196,7 +196,7 @@ InferredTheory inferred_theory(const InstructionPeak& peak) {
 
 TEST(PlatformKernels, Fp32PeakIsMeasuredPerThreadCount) {
   const int threads = std::min(2, std::max(1, static_cast<int>(allowed_cpus().size())));
-  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, threads, 0.03);
+  InstructionPeak peak = measure_instruction_peak(Dtype::kFp32, threads, 0.03);
 #if !defined(__x86_64__)
   EXPECT_FALSE(peak.supported);  // the kernels are x86-64 only, and say so
   EXPECT_FALSE(peak.unsupported_reason.empty());
@@ -249,11 +249,11 @@ TEST(PlatformKernels, NarrowerIsaKernelsRun) {
       EXPECT_GT(t.measured_fraction, 0.3) << p.dtype << " " << p.isa;
     }
   };
-  for (PeakDtype dtype : {PeakDtype::kFp32, PeakDtype::kFp64, PeakDtype::kInt8}) {
+  for (Dtype dtype : {Dtype::kFp32, Dtype::kFp64, Dtype::kInt8}) {
     InstructionPeak p = measure_instruction_peak(dtype, 1, 0.02, avx2);
     EXPECT_EQ(p.isa.rfind("avx2 ", 0), 0u) << p.isa;
     EXPECT_EQ(p.instruction_bits, 256) << p.isa;
-    if (dtype == PeakDtype::kInt8) {
+    if (dtype == Dtype::kInt8) {
       EXPECT_NE(p.isa.find("vpmaddubsw"), std::string::npos) << p.isa;
     }
     check(p);
@@ -261,13 +261,13 @@ TEST(PlatformKernels, NarrowerIsaKernelsRun) {
   if (full.avx_vnni) {  // the 256-bit VNNI kernel, where the CPU has it
     CpuFeatures vnni256 = avx2;
     vnni256.avx_vnni = true;
-    InstructionPeak p = measure_instruction_peak(PeakDtype::kInt8, 1, 0.02, vnni256);
+    InstructionPeak p = measure_instruction_peak(Dtype::kInt8, 1, 0.02, vnni256);
     EXPECT_EQ(p.isa, "avx_vnni vpdpbusd");
     check(p);
   }
   CpuFeatures sse2 = avx2;
   sse2.avx = sse2.avx2 = sse2.fma = sse2.avx_vnni = false;
-  InstructionPeak sse = measure_instruction_peak(PeakDtype::kFp32, 1, 0.02, sse2);
+  InstructionPeak sse = measure_instruction_peak(Dtype::kFp32, 1, 0.02, sse2);
   EXPECT_EQ(sse.isa, "sse2 mulps+addps");
   EXPECT_EQ(sse.instruction_bits, 128);
   check(sse);
@@ -276,7 +276,7 @@ TEST(PlatformKernels, NarrowerIsaKernelsRun) {
 TEST(PlatformKernels, UnsupportedDtypeIsReportedNotMeasured) {
   CpuFeatures cpu = detect_cpu_features();
   cpu.avx512_fp16 = false;  // what this CPU, or any without avx512_fp16, says
-  InstructionPeak fp16 = measure_instruction_peak(PeakDtype::kFp16, 2, 0.05, cpu);
+  InstructionPeak fp16 = measure_instruction_peak(Dtype::kFp16, 2, 0.05, cpu);
   EXPECT_EQ(fp16.dtype, "fp16");
   EXPECT_FALSE(fp16.supported);
   EXPECT_NE(fp16.unsupported_reason.find("avx512_fp16"), std::string::npos);
@@ -286,7 +286,7 @@ TEST(PlatformKernels, UnsupportedDtypeIsReportedNotMeasured) {
   EXPECT_EQ(fp16.best_threads, 0);
 
   cpu.avx512_bf16 = false;  // bf16 is never emulated
-  InstructionPeak bf16 = measure_instruction_peak(PeakDtype::kBf16, 1, 0.05, cpu);
+  InstructionPeak bf16 = measure_instruction_peak(Dtype::kBf16, 1, 0.05, cpu);
   EXPECT_FALSE(bf16.supported);
   EXPECT_NE(bf16.unsupported_reason.find("avx512_bf16"), std::string::npos);
   EXPECT_TRUE(bf16.by_threads.empty());
@@ -294,13 +294,13 @@ TEST(PlatformKernels, UnsupportedDtypeIsReportedNotMeasured) {
   // The real CPU: whatever it lacks is reported the same way, even when a caller claims the
   // feature (it would otherwise die on an illegal instruction).
   if (!detect_cpu_features().avx512_fp16) {
-    InstructionPeak real = measure_instruction_peak(PeakDtype::kFp16, 1, 0.05);
+    InstructionPeak real = measure_instruction_peak(Dtype::kFp16, 1, 0.05);
     EXPECT_FALSE(real.supported);
     EXPECT_EQ(real.unsupported_reason, "no avx512_fp16 on this CPU");
     EXPECT_TRUE(real.by_threads.empty());
     CpuFeatures claimed = detect_cpu_features();
     claimed.avx512_fp16 = true;
-    EXPECT_FALSE(measure_instruction_peak(PeakDtype::kFp16, 1, 0.05, claimed).supported);
+    EXPECT_FALSE(measure_instruction_peak(Dtype::kFp16, 1, 0.05, claimed).supported);
   }
 }
 
@@ -317,7 +317,7 @@ TEST(PlatformKernels, PreemptedRunsAreFlagged) {
   while (started == 0) std::this_thread::yield();
   // 30 ms repetitions (four rounds of 0.12 s): many scheduler time slices each, so none can
   // run whole between two of the hog's (10 ms ones failed about one run in twenty here).
-  InstructionPeak peak = measure_instruction_peak(PeakDtype::kFp32, 1, 0.12);
+  InstructionPeak peak = measure_instruction_peak(Dtype::kFp32, 1, 0.12);
   BwSweepOptions opt;
   opt.working_sets = {16 * kKiB};
   opt.threads = {1};

@@ -61,7 +61,7 @@ TEST(PrecisionCapability, HiddenFeaturesSendTheProbeDownTheNoUnitsPath) {
   const auto cpu = platform::detect_cpu_features();
   EXPECT_FALSE(cpu.avx512_bf16);
   EXPECT_FALSE(cpu.amx_bf16);
-  const auto engines = platform::measure_engine_peaks({platform::PeakDtype::kBf16}, 1, 0.002);
+  const auto engines = platform::measure_engine_peaks({Dtype::kBf16}, 1, 0.002);
   ASSERT_FALSE(engines.empty());
   for (const auto& engine : engines) {
     EXPECT_FALSE(engine.supported);

@@ -333,8 +333,9 @@ TEST(OpObserver, DetachedObserverRecordsNothing) {
 
 class ProfileEveryWorkload : public ::testing::TestWithParam<std::tuple<std::string, Mode>> {};
 
-// DESIGN.md: every op that runs is costed or listed as uncosted; the cost model must cover
-// what the registered workloads execute, so uncosted time stays below 1% of a step.
+// docs/architecture.md, "Counting work": every op that runs is costed or listed as uncosted; the
+// cost model must cover what the registered workloads execute, so uncosted time stays below 1% of a
+// step.
 TEST_P(ProfileEveryWorkload, UncostedOperatorsTakeUnderOnePercent) {
   const auto& [name, mode] = GetParam();
   const Workload& w = workloads::default_registry().get(name);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
 
 namespace plumb::analysis {
@@ -54,11 +55,11 @@ std::string op_compute_dtype(const std::string& signature) {
   std::string type = signature.substr(bar + 1, bracket - bar - 1);
   const size_t sparse = type.find("sparse");
   if (sparse != std::string::npos) type.resize(sparse);
-  static const std::map<std::string, std::string> kNames = {
-      {"Float", "fp32"}, {"Double", "fp64"}, {"BFloat16", "bf16"}, {"Half", "fp16"},
-      {"QInt8", "int8"}, {"QUInt8", "int8"}, {"Char", "int8"},     {"Byte", "int8"}};
-  const auto it = kNames.find(type);
-  return it != kNames.end() ? it->second : "";
+  // The profiler writes LibTorch's names of the element type ("Float", "QUInt8", ...).
+  for (const DtypeInfo& row : dtype_table())
+    for (c10::ScalarType scalar : row.scalar_types)
+      if (type == c10::toString(scalar)) return row.name;
+  return "";
 }
 
 std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by) {

@@ -65,15 +65,15 @@ nlohmann::ordered_json sweep_point_metrics(const profile::SweepPointMeasurement&
   return m;
 }
 
-SweepPointStatus sweep_point_status(const profile::SweepPointMeasurement& point,
-                                    double point_time_limit_s) {
+Outcome sweep_point_status(const profile::SweepPointMeasurement& point, double point_time_limit_s) {
   if (point.run.status == run::RunStatus::kOk && point_time_limit_s > 0 &&
       point.wall_s > point_time_limit_s)
-    return {run::kPointTimeoutStatus,
-            fmt::format("the point took {:.1f} s, over the point_time_limit of {} s (its "
-                        "measurements are kept)",
-                        point.wall_s, point_time_limit_s)};
-  return {run::status_name(point.run.status), point.run.message};
+    return Outcome::failure(
+        OutcomeState::kTimeout,
+        fmt::format("the point took {:.1f} s, over the point_time_limit of {} s (its "
+                    "measurements are kept)",
+                    point.wall_s, point_time_limit_s));
+  return {point.run.status, point.run.message};
 }
 
 }  // namespace plumb::analysis

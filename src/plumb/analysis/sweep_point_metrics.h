@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/roofline.h"
+#include "plumb/core/outcome.h"
 #include "plumb/profile/sweep_point.h"
 
 namespace plumb::analysis {
@@ -19,14 +20,8 @@ namespace plumb::analysis {
 nlohmann::ordered_json sweep_point_metrics(const profile::SweepPointMeasurement& point,
                                            const std::optional<Ceilings>& ceilings);
 
-struct SweepPointStatus {
-  std::string status;  // the run's, or run::kPointTimeoutStatus
-  std::string message;
-};
-
-// The run's status, unless it succeeded but the point took longer than `point_time_limit_s`
+// The run's outcome, unless it succeeded but the point took longer than `point_time_limit_s`
 // (0: no limit): then a timeout whose measurements are kept.
-SweepPointStatus sweep_point_status(const profile::SweepPointMeasurement& point,
-                                    double point_time_limit_s);
+Outcome sweep_point_status(const profile::SweepPointMeasurement& point, double point_time_limit_s);
 
 }  // namespace plumb::analysis

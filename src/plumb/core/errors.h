@@ -1,8 +1,8 @@
 // Error kinds shared by every layer: bad user input vs. internal bugs.
 //
-// DESIGN.md: bad user input raises UsageError (caught by the CLI, one actionable line,
-// exit code 2, nothing written half-way); a result that was produced but could not be stored
-// raises SaveError (exit code 3); a broken invariant is a bug and asserts.
+// docs/architecture.md, "Errors": bad user input raises UsageError (caught by the CLI, one
+// actionable line, exit code 2, nothing written half-way); a result that was produced but could not
+// be stored raises SaveError (exit code 3); a broken invariant is a bug and asserts.
 #pragma once
 
 #include <cstdio>

@@ -475,22 +475,6 @@ FrequencyInfo detect_frequency(double measure_seconds) {
   return info;
 }
 
-const char* peak_dtype_name(PeakDtype dtype) {
-  switch (dtype) {
-    case PeakDtype::kFp64:
-      return "fp64";
-    case PeakDtype::kFp32:
-      return "fp32";
-    case PeakDtype::kBf16:
-      return "bf16";
-    case PeakDtype::kFp16:
-      return "fp16";
-    case PeakDtype::kInt8:
-      return "int8";
-  }
-  return "?";
-}
-
 int fma_units_per_core(const CpuFeatures& cpu) {
   return fma_entry(cpu).units;
 }
@@ -506,7 +490,7 @@ int tile_cycles_per_instruction(const CpuFeatures& cpu) {
   return name == "sapphirerapids" || name == "emeraldrapids" || name == "graniterapids" ? 16 : 0;
 }
 
-double theoretical_peak_flops(PeakDtype dtype, const CpuFeatures& cpu, double hz, int cores) {
+double theoretical_peak_flops(Dtype dtype, const CpuFeatures& cpu, double hz, int cores) {
   FmaEntry e = fma_entry(cpu);
   if (e.units == 0 || hz <= 0 || cores <= 0) return 0;
   int isa_bits = fma_isa_bits(cpu);
@@ -516,19 +500,19 @@ double theoretical_peak_flops(PeakDtype dtype, const CpuFeatures& cpu, double hz
   };
   double per_core_cycle = 0;  // ops per core per cycle
   switch (dtype) {
-    case PeakDtype::kFp64:
+    case Dtype::kFp64:
       per_core_cycle = bits_per_cycle(512) / 64 * 2;
       break;
-    case PeakDtype::kFp32:
+    case Dtype::kFp32:
       per_core_cycle = bits_per_cycle(512) / 32 * 2;
       break;
-    case PeakDtype::kBf16:
+    case Dtype::kBf16:
       if (cpu.avx512_bf16) per_core_cycle = bits_per_cycle(512) / 32 * 4;
       break;
-    case PeakDtype::kFp16:
+    case Dtype::kFp16:
       if (cpu.avx512_fp16) per_core_cycle = bits_per_cycle(512) / 16 * 2;
       break;
-    case PeakDtype::kInt8:
+    case Dtype::kInt8:
       if (cpu.avx512_vnni)
         per_core_cycle = bits_per_cycle(512) / 32 * 8;
       else if (cpu.avx_vnni)

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/dtype.h"
+
 namespace plumb::platform {
 
 struct CpuFeatures {
@@ -108,11 +110,6 @@ void run_clock_chain(uint64_t iterations);
 // read_nominal_frequency() plus measure_core_clock_hz().
 FrequencyInfo detect_frequency(double measure_seconds = 0.03);
 
-// The dtypes plumb measures peaks for. Declared here, not in peak_kernels.h, because the
-// theoretical peak below needs it; peak_kernels.h includes this header.
-enum class PeakDtype { kFp64, kFp32, kBf16, kFp16, kInt8 };
-const char* peak_dtype_name(PeakDtype dtype);  // "fp64", "fp32", "bf16", "fp16", "int8"
-
 // FMA units per core and their width in bits, from a TABLE of known microarchitectures, not
 // measured (see cpu_features.cpp for the entries and their caveats). 0 = not in the table.
 // A hypervisor may report another model than the real one: the probe infers the theory from
@@ -132,6 +129,6 @@ int tile_cycles_per_instruction(const CpuFeatures& cpu);
 // (true on Zen 4; on some Intel cores vpdpbusd zmm issues on one port only, so the real roof
 // is half). 0 when the table does not know the CPU, the dtype's instruction is missing, or
 // hz <= 0.
-double theoretical_peak_flops(PeakDtype dtype, const CpuFeatures& cpu, double hz, int cores);
+double theoretical_peak_flops(Dtype dtype, const CpuFeatures& cpu, double hz, int cores);
 
 }  // namespace plumb::platform

@@ -1,5 +1,6 @@
-// The environment every record carries (DESIGN.md): the machine, the libraries, plumb's own
-// version, and warnings about conditions that make timings noisy.
+// The environment every record carries (docs/architecture.md, "How a measurement travels"): the
+// machine, the libraries, plumb's own version, and warnings about conditions that make timings
+// noisy.
 #pragma once
 
 #include <string>

@@ -22,9 +22,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr PeakDtype kDtypes[] = {PeakDtype::kFp32, PeakDtype::kFp64, PeakDtype::kBf16,
-                                 PeakDtype::kFp16, PeakDtype::kInt8};
-
 Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
                   const std::vector<CacheLevel>& caches) {
   Json isa;
@@ -169,7 +166,7 @@ Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
 // One dtype: every engine that can run it, the fastest one as the dtype's roof (its figures
 // repeated at the top level, where readers of the first probe version find them), and the
 // library GEMMs beside it, flagged when one runs above the roof.
-Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
+Json dtype_json(Dtype dtype, const std::vector<InstructionPeak>& engines,
                 const std::vector<GemmPeak>& gemms, const CpuFeatures& cpu,
                 const FrequencyInfo& freq) {
   Json engine_rows = Json::array();
@@ -197,7 +194,7 @@ Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
   const GemmPeak* best = nullptr;
   Json gemm_rows = Json::array();
   for (const auto& g : gemms) {
-    if (g.dtype != peak_dtype_name(dtype)) continue;
+    if (g.dtype != dtype_name(dtype)) continue;
     gemm_rows.push_back({{"library", g.library},
                          {"implementation", g.implementation},
                          {"supported", g.supported},
@@ -215,7 +212,7 @@ Json dtype_json(PeakDtype dtype, const std::vector<InstructionPeak>& engines,
   const GemmAgainstRoof check =
       best == nullptr
           ? GemmAgainstRoof{}
-          : gemm_against_roof(peak_dtype_name(dtype),
+          : gemm_against_roof(dtype_name(dtype),
                               roof != nullptr ? (*roof)["instruction_flops"].get<double>() : 0.0,
                               roof != nullptr ? (*roof)["isa"].get<std::string>() : "",
                               best->ops_per_s, best->library, best->implementation);
@@ -317,15 +314,16 @@ nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgres
   const auto gemms =
       measure_gemm_peaks(options.thorough ? 2048 : 1024, threads, options.thorough ? 1.0 : 0.1);
   note("instruction peaks");
-  const std::vector<PeakDtype> dtypes(std::begin(kDtypes), std::end(kDtypes));
+  std::vector<Dtype> dtypes;  // every row of the dtype table has peaks, in its order
+  for (const DtypeInfo& row : dtype_table()) dtypes.push_back(row.dtype);
   const std::vector<InstructionPeak> measured =
       measure_engine_peaks(dtypes, max_threads, budget.peak_seconds_per_point);
   Json peaks;
-  for (PeakDtype dtype : dtypes) {
+  for (Dtype dtype : dtypes) {
     std::vector<InstructionPeak> engines;
     for (const InstructionPeak& peak : measured)
-      if (peak.dtype == peak_dtype_name(dtype)) engines.push_back(peak);
-    peaks[peak_dtype_name(dtype)] = dtype_json(dtype, engines, gemms, cpu, freq);
+      if (peak.dtype == dtype_name(dtype)) engines.push_back(peak);
+    peaks[dtype_name(dtype)] = dtype_json(dtype, engines, gemms, cpu, freq);
   }
   doc["peaks"] = peaks;
 

@@ -163,43 +163,43 @@ PLUMB_TILE_KERNELS(int8_tile, "tdpbusd", Int8Operands)
 
 }  // namespace
 
-bool amx_usable(const CpuFeatures& cpu, PeakDtype dtype, std::string* reason) {
+bool amx_usable(const CpuFeatures& cpu, Dtype dtype, std::string* reason) {
   auto refuse = [&](std::string why) {
     if (reason != nullptr) *reason = std::move(why);
     return false;
   };
-  if (dtype != PeakDtype::kBf16 && dtype != PeakDtype::kInt8)
-    return refuse(std::string("plumb has no AMX kernel for ") + peak_dtype_name(dtype));
-  const bool has = dtype == PeakDtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
+  if (dtype != Dtype::kBf16 && dtype != Dtype::kInt8)
+    return refuse(std::string("plumb has no AMX kernel for ") + dtype_name(dtype));
+  const bool has = dtype == Dtype::kBf16 ? cpu.amx_bf16 : cpu.amx_int8;
   if (!has || !cpu.amx_tile)
     return refuse(std::string("no AMX (amx_tile, ") +
-                  (dtype == PeakDtype::kBf16 ? "amx_bf16" : "amx_int8") + ") on this CPU");
+                  (dtype == Dtype::kBf16 ? "amx_bf16" : "amx_int8") + ") on this CPU");
   if (!tile_permission_refusal().empty()) return refuse(tile_permission_refusal());
   if (reason != nullptr) reason->clear();
   return true;
 }
 
-double tile_ops_per_instruction(PeakDtype dtype) {
+double tile_ops_per_instruction(Dtype dtype) {
   // C is M x N 32-bit elements; A's row holds K elements of the source type.
   const double m = kTileRows, n = kTileRowBytes / 4.0;
-  if (dtype == PeakDtype::kBf16) return 2 * m * n * (kTileRowBytes / 2.0);
-  if (dtype == PeakDtype::kInt8) return 2 * m * n * kTileRowBytes;
+  if (dtype == Dtype::kBf16) return 2 * m * n * (kTileRowBytes / 2.0);
+  if (dtype == Dtype::kInt8) return 2 * m * n * kTileRowBytes;
   return 0;
 }
 
-PeakKernel tile_peak_kernel(PeakDtype dtype) {
+PeakKernel tile_peak_kernel(Dtype dtype) {
 #if defined(__x86_64__)
-  if (dtype == PeakDtype::kBf16) return bf16_tile_peak;
-  if (dtype == PeakDtype::kInt8) return int8_tile_peak;
+  if (dtype == Dtype::kBf16) return bf16_tile_peak;
+  if (dtype == Dtype::kInt8) return int8_tile_peak;
 #endif
   (void)dtype;
   return nullptr;
 }
 
-PeakKernel tile_clock_kernel(PeakDtype dtype) {
+PeakKernel tile_clock_kernel(Dtype dtype) {
 #if defined(__x86_64__)
-  if (dtype == PeakDtype::kBf16) return bf16_tile_clock;
-  if (dtype == PeakDtype::kInt8) return int8_tile_clock;
+  if (dtype == Dtype::kBf16) return bf16_tile_clock;
+  if (dtype == Dtype::kInt8) return int8_tile_clock;
 #endif
   (void)dtype;
   return nullptr;
@@ -208,11 +208,11 @@ PeakKernel tile_clock_kernel(PeakDtype dtype) {
 namespace {
 
 // One tile product of `dtype`'s instruction: C = A x B with C zeroed first.
-bool one_tile_product(PeakDtype dtype, const void* a, const void* b, void* c) {
+bool one_tile_product(Dtype dtype, const void* a, const void* b, void* c) {
   if (!amx_usable(detect_cpu_features(), dtype, nullptr)) return false;
 #if defined(__x86_64__)
   configure_tiles(a, b);
-  if (dtype == PeakDtype::kBf16)
+  if (dtype == Dtype::kBf16)
     __asm__ volatile("tdpbf16ps %%tmm7, %%tmm6, %%tmm0" : : : "memory");
   else
     __asm__ volatile("tdpbusd %%tmm7, %%tmm6, %%tmm0" : : : "memory");
@@ -227,11 +227,11 @@ bool one_tile_product(PeakDtype dtype, const void* a, const void* b, void* c) {
 }  // namespace
 
 bool tile_product_bf16(const uint16_t* a, const uint16_t* b, float* c) {
-  return one_tile_product(PeakDtype::kBf16, a, b, c);
+  return one_tile_product(Dtype::kBf16, a, b, c);
 }
 
 bool tile_product_int8(const uint8_t* a, const int8_t* b, int32_t* c) {
-  return one_tile_product(PeakDtype::kInt8, a, b, c);
+  return one_tile_product(Dtype::kInt8, a, b, c);
 }
 
 }  // namespace plumb::platform

@@ -32,18 +32,18 @@ inline constexpr int kTileRowBytes = 64;
 // and the OS saving the tile state) and the kernel granted this process the tile data
 // permission; otherwise false with the reason. Other dtypes: false ("no AMX instruction for
 // fp32", ...).
-bool amx_usable(const CpuFeatures& cpu, PeakDtype dtype, std::string* reason);
+bool amx_usable(const CpuFeatures& cpu, Dtype dtype, std::string* reason);
 
 // Operations of one tile product of `dtype` with the full tile shape: 2 x M x N x K.
-double tile_ops_per_instruction(PeakDtype dtype);
+double tile_ops_per_instruction(Dtype dtype);
 
 // The peak kernel (six independent accumulator tiles, sources in two more) and the clock
 // kernel (a dependent chain of register adds with a tile product every 20 of them, so the
 // core runs at the clock it has while the matrix engine is busy and the adds set the pace:
 // kClockChainCyclesPerIteration cycles per trip). nullptr for dtypes without an AMX kernel.
 // Only call them after amx_usable() said true.
-PeakKernel tile_peak_kernel(PeakDtype dtype);
-PeakKernel tile_clock_kernel(PeakDtype dtype);
+PeakKernel tile_peak_kernel(Dtype dtype);
+PeakKernel tile_clock_kernel(Dtype dtype);
 
 // One tile product on the matrix engine, C = A x B with C zeroed first, in the layouts above
 // (a: 16 rows x 64 bytes, b: 16 rows x 64 bytes, c: 16 x 16). false when AMX is not usable.

@@ -1,10 +1,10 @@
 // The operator cost model: FLOPs and bytes of a leaf operator call from its input/output
 // metadata and arguments (stride, padding, groups, dilation, transposes).
 //
-// Conventions (DESIGN.md): a multiply-accumulate is 2 FLOPs; elementwise ops count their real
-// arithmetic per element; data movement is 0 FLOPs but its bytes; bytes = every input read
-// once + every output written once, at the real element size. An operator without a cost
-// function is reported as not costed (never a silent 0).
+// Conventions (docs/architecture.md, "Counting work"): a multiply-accumulate is 2 FLOPs;
+// elementwise ops count their real arithmetic per element; data movement is 0 FLOPs but its bytes;
+// bytes = every input read once + every output written once, at the real element size. An operator
+// without a cost function is reported as not costed (never a silent 0).
 #pragma once
 
 #include <string>

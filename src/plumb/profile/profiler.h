@@ -1,6 +1,6 @@
 // A profiling pass: build the workload, warm it up to steady state, then observe a few steps
-// with the operator observer attached. Separate from timing runs (DESIGN.md): the figures
-// here carry the observer's overhead, the runner's never do.
+// with the operator observer attached. Separate from timing runs (docs/architecture.md, "Timing"):
+// the figures here carry the observer's overhead, the runner's never do.
 #pragma once
 
 #include <string>

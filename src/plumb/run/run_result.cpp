@@ -1,23 +1,7 @@
-// Names of run statuses, as stored and printed, and parsed back.
+// A run's statuses: the outcome states a run can end in, parsed back from their names.
 #include "plumb/run/run_result.h"
 
 namespace plumb::run {
-
-const char* status_name(RunStatus status) {
-  switch (status) {
-    case RunStatus::kOk:
-      return "ok";
-    case RunStatus::kNanLoss:
-      return "nan_loss";
-    case RunStatus::kOutOfMemory:
-      return "out_of_memory";
-    case RunStatus::kError:
-      return "error";
-    case RunStatus::kUnsupported:
-      return "unsupported";
-  }
-  return "error";
-}
 
 std::optional<RunStatus> status_from_name(const std::string& name) {
   for (RunStatus s : all_statuses())
@@ -26,9 +10,12 @@ std::optional<RunStatus> status_from_name(const std::string& name) {
 }
 
 const std::vector<RunStatus>& all_statuses() {
-  static const std::vector<RunStatus> statuses = {RunStatus::kOk, RunStatus::kNanLoss,
-                                                  RunStatus::kOutOfMemory, RunStatus::kError,
-                                                  RunStatus::kUnsupported};
+  static const std::vector<RunStatus> statuses = [] {
+    std::vector<RunStatus> out;
+    for (OutcomeState state : all_outcome_states())
+      if (state != OutcomeState::kTimeout) out.push_back(state);
+    return out;
+  }();
   return statuses;
 }
 

@@ -10,25 +10,24 @@
 #include "plumb/core/config.h"
 #include "plumb/core/execution_settings.h"
 #include "plumb/core/mode.h"
+#include "plumb/core/outcome.h"
 #include "plumb/core/precision.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/steady_state.h"
 
 namespace plumb::run {
 
-// kUnsupported: the precision (or another setting) cannot run here, with the reason; not a
-// failure of the workload.
-enum class RunStatus { kOk, kNanLoss, kOutOfMemory, kError, kUnsupported };
-// "ok", "nan_loss", "out_of_memory", "error", "unsupported"
-const char* status_name(RunStatus status);
-// The inverse of status_name, for names read back (the store, a worker's result); nullopt for a
-// name that is none of them.
+// A run ends in an outcome state (core/outcome.h) other than kTimeout, which only a sweep point
+// (a run over its point_time_limit) has.
+using RunStatus = OutcomeState;
+inline const char* status_name(RunStatus status) {
+  return outcome_state_name(status);
+}
+// The inverse of status_name for a run's states, for names read back (the store, a worker's
+// result); nullopt for any other name, "timeout" included.
 std::optional<RunStatus> status_from_name(const std::string& name);
-// Every status, in the order of the enum (store CHECK constraints and parsing use it).
+// A run's states, in the order of the enum (store CHECK constraints and parsing use it).
 const std::vector<RunStatus>& all_statuses();
-// A sweep point's one outcome beyond a run's: it ran, over its point_time_limit (its
-// measurements are kept). Sweep points store it; runs never have it.
-inline constexpr const char* kPointTimeoutStatus = "timeout";
 
 struct RunOptions {
   std::string workload;

@@ -459,7 +459,7 @@ std::string status_list() {
 
 // ... and of a sweep point's: a run's and the point's own timeout.
 std::string point_status_list() {
-  return status_list() + fmt::format(", '{}'", run::kPointTimeoutStatus);
+  return status_list() + fmt::format(", '{}'", outcome_state_name(OutcomeState::kTimeout));
 }
 
 // The schema text with its placeholders filled in: the pass tables' shared columns, then the
@@ -551,8 +551,8 @@ void widen_status_check(SQLite::Database& db, const std::string& table) {
   const auto list_begin = begin + check.size();
   const auto list_end = sql.find(')', list_begin);
   const std::string old_list = sql.substr(list_begin, list_end - list_begin);
-  const bool point =
-      old_list.find(fmt::format("'{}'", run::kPointTimeoutStatus)) != std::string::npos;
+  const bool point = old_list.find(fmt::format(
+                         "'{}'", outcome_state_name(OutcomeState::kTimeout))) != std::string::npos;
   sql.replace(list_begin, list_end - list_begin, point ? point_status_list() : status_list());
   const std::string rebuilt = table + "__rebuilt";
   sql.replace(sql.find(table), table.size(), rebuilt);  // "CREATE TABLE <table> (" comes first
