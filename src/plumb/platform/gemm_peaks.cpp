@@ -7,13 +7,13 @@
 #include <functional>
 #include <limits>
 
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 #if PLUMB_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
-#include "plumb/run/runner.h"
+#include "plumb/core/dtype.h"
+#include "plumb/run/thread_count.h"
 
 namespace plumb::platform {
 namespace {
@@ -37,17 +37,22 @@ double best_call_seconds(const std::function<void()>& call, double budget_s) {
 constexpr const char* kTorchMmName = "openblas (libtorch mm)";
 constexpr const char* kOneDnnName = "onednn matmul";
 
+// LibTorch 1.13's CPU mm is fast (OpenBLAS s/dgemm) for the 4- and 8-byte floating types only.
+bool torch_mm_runs(const DtypeInfo& row) {
+  return row.floating && row.element_bytes >= 4;
+}
+
 // LibTorch's own CPU GEMM for fp32/fp64 is OpenBLAS (s/dgemm): what the workloads' linear
 // layers run on. Batched shapes go through bmm (a loop of GEMMs in 1.13).
 GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, double seconds) {
   GemmPeak p{dtype, kTorchMmName, false, "", "at::mm", s, threads, 0};
-  const bool fp64 = dtype == "fp64";
-  if (dtype != "fp32" && !fp64) {
+  const auto row = dtype_from_name(dtype);
+  if (!row || !torch_mm_runs(dtype_info(*row))) {
     p.reason = "LibTorch's CPU mm has no fast " + dtype + " kernel; oneDNN's matmul runs it";
     return p;
   }
   torch::NoGradGuard no_grad;
-  const auto options = torch::TensorOptions().dtype(fp64 ? torch::kFloat64 : torch::kFloat32);
+  const auto options = torch::TensorOptions().dtype(dtype_info(*row).scalar_types.front());
   const bool batched = s.batch > 1;
   if (batched) p.implementation = "at::bmm";
   const auto a = batched ? torch::full({s.batch, s.m, s.k}, 0.5, options)
@@ -70,7 +75,7 @@ GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, dou
 
 #if PLUMB_WITH_ONEDNN
 struct DnnlTypes {
-  const char* dtype;
+  Dtype dtype;
   dnnl::memory::data_type src, weights, dst;
   uint32_t one_bits;  // the bit pattern of 1 in the source type (fills the inputs)
   size_t src_size;
@@ -80,12 +85,13 @@ struct DnnlTypes {
 // u8 x s8 -> s32, the VNNI form.
 const DnnlTypes* dnnl_types(const std::string& dtype) {
   using dt = dnnl::memory::data_type;
-  static const DnnlTypes types[] = {{"fp32", dt::f32, dt::f32, dt::f32, 0x3f800000u, 4},
-                                    {"bf16", dt::bf16, dt::bf16, dt::f32, 0x3f80u, 2},
-                                    {"fp16", dt::f16, dt::f16, dt::f16, 0x3c00u, 2},
-                                    {"int8", dt::u8, dt::s8, dt::s32, 1u, 1}};
+  static const DnnlTypes types[] = {{Dtype::kFp32, dt::f32, dt::f32, dt::f32, 0x3f800000u, 4},
+                                    {Dtype::kBf16, dt::bf16, dt::bf16, dt::f32, 0x3f80u, 2},
+                                    {Dtype::kFp16, dt::f16, dt::f16, dt::f16, 0x3c00u, 2},
+                                    {Dtype::kInt8, dt::u8, dt::s8, dt::s32, 1u, 1}};
+  const auto row = dtype_from_name(dtype);
   for (const auto& t : types)
-    if (dtype == t.dtype) return &t;
+    if (row == t.dtype) return &t;
   return nullptr;
 }
 
@@ -157,17 +163,18 @@ GemmPeak measure_gemm(const std::string& dtype, GemmLibrary library, const GemmS
 std::vector<GemmPeak> measure_gemm_peaks(int64_t size, const std::vector<int>& threads,
                                          double seconds) {
   const GemmShape square{1, size, size, size};
-  const int previous = at::get_num_threads();
   std::vector<GemmPeak> out;
   for (int n : threads) {
     // LibTorch and oneDNN share the OpenMP runtime; OpenBLAS has its own pool: both follow.
-    run::apply_threads(n);
-    for (const char* dtype : {"fp32", "fp64"})
-      out.push_back(measure_gemm(dtype, GemmLibrary::kTorchMm, square, n, seconds));
-    for (const char* dtype : {"fp32", "bf16", "fp16", "int8"})
-      out.push_back(measure_gemm(dtype, GemmLibrary::kOneDnn, square, n, seconds));
+    run::ScopedThreadCount threads_for(n);
+    for (const DtypeInfo& row : dtype_table())
+      if (torch_mm_runs(row))
+        out.push_back(measure_gemm(row.name, GemmLibrary::kTorchMm, square, n, seconds));
+    // oneDNN's matmul in every precision a run may take.
+    for (const DtypeInfo& row : dtype_table())
+      if (row.run_precision)
+        out.push_back(measure_gemm(row.name, GemmLibrary::kOneDnn, square, n, seconds));
   }
-  run::apply_threads(previous);
   return out;
 }
 

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "plumb/platform/cpu_features.h"  // PeakDtype, peak_dtype_name
+#include "plumb/platform/cpu_features.h"
 #include "plumb/platform/peak_theory.h"   // EngineKind
 
 namespace plumb::platform {
@@ -56,7 +56,7 @@ struct SequencePeak {
 };
 
 struct InstructionPeak {
-  std::string dtype;  // peak_dtype_name()
+  std::string dtype;  // dtype_name()
   EngineKind engine = EngineKind::kVector;
   bool supported = false;
   std::string isa;  // the instruction measured, e.g. "avx512 vfmadd231ps", "amx tdpbf16ps"
@@ -78,12 +78,12 @@ struct InstructionPeak {
 // barrier), spending about `seconds_per_point` per thread count and sequence in a few
 // repetitions and keeping the best. ops_per_s = total ops / wall time of the concurrent
 // region. max_threads <= 0 means all logical CPUs.
-InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads,
+InstructionPeak measure_instruction_peak(Dtype dtype, int max_threads,
                                          double seconds_per_point);
 // The same, choosing the kernel as if the CPU had only the features set in `cpu` (clear
 // avx512f to see what AVX2 code gets, or to test the narrower kernels). Features the CPU lacks
 // are ignored, so this can never run an illegal instruction.
-InstructionPeak measure_instruction_peak(PeakDtype dtype, int max_threads, double seconds_per_point,
+InstructionPeak measure_instruction_peak(Dtype dtype, int max_threads, double seconds_per_point,
                                          const CpuFeatures& cpu);
 
 // What the inference of the theoretical peak needs from a measured engine (peak_theory.h): the
@@ -93,19 +93,19 @@ TheoryInput theory_input(const InstructionPeak& peak, double fallback_clock_hz =
 
 // The matrix engine's peak for `dtype` (AMX tiles; bf16 and int8), measured the same way;
 // unsupported with the reason where the CPU has no AMX for it or the kernel refuses the tiles.
-InstructionPeak measure_matrix_peak(PeakDtype dtype, int max_threads, double seconds_per_point);
+InstructionPeak measure_matrix_peak(Dtype dtype, int max_threads, double seconds_per_point);
 
 // Every engine of every dtype in `dtypes` (the vector one, and for bf16 and int8 the matrix one,
 // supported or not), in that order, measured in rounds: each round runs one repetition of
 // every engine at every thread count and each point keeps its best round, so that a
 // disturbance lasting a while spoils one repetition of a point rather than all of them.
-std::vector<InstructionPeak> measure_engine_peaks(const std::vector<PeakDtype>& dtypes,
+std::vector<InstructionPeak> measure_engine_peaks(const std::vector<Dtype>& dtypes,
                                                   int max_threads, double seconds_per_point);
 
 // The sequences measure_instruction_peak times for `dtype` on a CPU with the features in `cpu`
 // (a pure function of them: a test can pass a feature set of another CPU), empty when
 // unsupported, with the reason in `reason`.
-std::vector<std::string> vector_sequences(PeakDtype dtype, const CpuFeatures& cpu,
+std::vector<std::string> vector_sequences(Dtype dtype, const CpuFeatures& cpu,
                                           std::string* reason = nullptr);
 
 // The engine's measurement from its candidate sequences (the same dtype and engine, each
