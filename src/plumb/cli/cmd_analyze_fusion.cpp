@@ -16,7 +16,6 @@
 #include "plumb/core/mode.h"
 #include "plumb/jobs/fusion_job.h"
 #include "plumb/jobs/fusion_report.h"
-#include "plumb/jobs/stored_or_fresh_probe.h"
 
 namespace plumb::cli {
 namespace {
@@ -90,9 +89,6 @@ jobs::FusionJobOptions fusion_job_options(const FusionFlags& f, const ConfigOver
   o.check_seconds = f.check_seconds;
   o.db = f.measure.db;
   o.tag = f.measure.tag;
-  o.probe = [](store::ResultsStore& db, int max_threads) {
-    return jobs::current_probe(db, {false, false, max_threads}).probe;
-  };
   return o;
 }
 

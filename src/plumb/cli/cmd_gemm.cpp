@@ -8,9 +8,9 @@
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/workload_selection.h"
+#include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
-#include "plumb/core/precision.h"
 #include "plumb/jobs/gemm_job.h"
 #include "plumb/jobs/gemm_report.h"
 

@@ -15,8 +15,9 @@
 
 #include "plumb/analysis/fusion_inputs.h"
 #include "plumb/core/clock.h"
+#include "plumb/core/dtype.h"
 #include "plumb/core/mode.h"
-#include "plumb/core/precision.h"
+#include "plumb/jobs/stored_or_fresh_probe.h"
 #include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/fused_kernels.h"
@@ -162,7 +163,8 @@ FusionResult run_fusion_job(const FusionJobOptions& options, const run::Progress
   auto graphs = stored_fusion_graphs(options, *r.db, mined);
   int max_threads = 1;
   for (const auto& m : mined) max_threads = std::max(max_threads, m.threads);
-  r.probe = options.probe(*r.db, max_threads);
+  // The probe's roofs at the most threads any workload ran with (read, or measured and stored).
+  r.probe = current_probe(*r.db, {false, false, max_threads}).probe;
   r.env = platform::capture_environment(options.plan.front().threads, options.plan.front().device);
   r.machine = platform::machine_key(r.env);
 

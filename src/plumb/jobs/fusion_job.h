@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,8 +32,6 @@ struct FusionJobOptions {
   bool no_realize = false;  // skip the fused-kernel checks
   double check_seconds = 1.0;
   std::string db, tag;
-  // This machine's probe with at least `max_threads` threads (read, or measured and stored).
-  std::function<store::StoredProbe(store::ResultsStore& db, int max_threads)> probe;
 };
 
 // A pattern's realized check, when one was measured.
