@@ -1,7 +1,8 @@
-// Data-parallel training (plumb dist): two workers on halves of a batch end with the same
-// parameters as one worker on the whole batch; a worker killed mid-run stops the others with a
-// clear error; bad input is refused before any worker starts. Over Gloo on the CPU (every
-// machine), and over NCCL on a GPU where there is one (a CUDA build on a GPU machine).
+// Data-parallel training (plumb dist): the worker protocol reads back what it wrote; two workers on
+// halves of a batch end with the same parameters as one worker on the whole batch; a worker killed
+// mid-run stops the others with a clear error; bad input is refused before any worker starts. Over
+// Gloo on the CPU (every machine), and over NCCL on a GPU where there is one (a CUDA build on a GPU
+// machine).
 #ifdef PLUMB_WITH_DIST
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,8 @@
 #include <vector>
 
 #include "cli_fixture.h"
+#include "plumb/core/json_text.h"
+#include "plumb/jobs/dist_protocol.h"
 #include "plumb/run/gradient_buckets.h"
 #include "plumb/run/process_group.h"
 #include "plumb/store/results_store.h"
@@ -56,6 +59,38 @@ namespace fs = std::filesystem;
 }
 
 using testing::Cli;
+
+// The worker protocol: what a worker writes is what the launcher reads back, field for field
+// (the JSON of the read-back result is the JSON that was written, after a trip through text).
+TEST(DistProtocol, AWorkerResultReadsBackAsItWasWritten) {
+  jobs::DistWorkerResult r;
+  r.device = "cpu";
+  r.backend = "gloo";
+  r.batch_per_worker = 8;
+  run::DataParallelResult& t = r.training;
+  t.status = run::RunStatus::kNanLoss;
+  t.message = "loss became NaN at step 3";
+  t.workers = 2;
+  t.step_s = {0.25, 0.125};
+  t.backward_s = {0.1, 0.05};
+  t.exposed_s = {1e-7, 0};
+  t.busy_s = {0.01, 0.02};
+  t.buckets = 3;
+  t.gradient_bytes = 104416;
+  t.units_per_step = 16;
+  t.throughput_unit = "images/s";
+  t.peak_rss_bytes = 1 << 27;
+  t.peak_device_bytes = 0;
+  t.sample_buckets = {{3136, 4e-6, 1.5e-5}, {50176, 2.3e-5, 2.8e-5}};
+  t.notes = {"a note"};
+  r.allreduce = {{1024, 100, 1e-3, 1.0e6, 1.0e6}};
+  const std::string written = json_text(jobs::dist_worker_json(r));
+  const auto back = jobs::dist_worker_from_json(nlohmann::ordered_json::parse(written));
+  EXPECT_EQ(json_text(jobs::dist_worker_json(back)), written);
+  EXPECT_EQ(back.training.status, run::RunStatus::kNanLoss);
+  EXPECT_EQ(back.training.sample_buckets.size(), 2u);
+  EXPECT_EQ(back.allreduce.at(0).repetitions, 100);
+}
 
 #ifdef PLUMB_WITH_GLOO
 TEST(DataParallel, TwoWorkersOnHalvesMatchOneWorkerOnTheWholeBatch) {

@@ -1,4 +1,4 @@
-// Parsing and printing of byte sizes (see byte_size.h).
+// Parsing of byte sizes (see byte_size.h).
 #include "plumb/cli/byte_size.h"
 
 #include <cctype>
@@ -38,15 +38,6 @@ int64_t parse_byte_size(const std::string& option, const std::string& text) {
     return static_cast<int64_t>(bytes);
   }
   throw bad("has an unknown unit (valid: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)");
-}
-
-std::string format_bytes(double bytes) {
-  if (std::isnan(bytes)) return "-";
-  const double magnitude = std::fabs(bytes);
-  if (magnitude < 1024) return fmt::format("{:.0f} B", bytes);
-  if (magnitude < 0x1p20) return fmt::format("{:.1f} KiB", bytes / 0x1p10);
-  if (magnitude < 0x1p30) return fmt::format("{:.1f} MiB", bytes / 0x1p20);
-  return fmt::format("{:.2f} GiB", bytes / 0x1p30);
 }
 
 }  // namespace plumb::cli

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "plumb/report/text_table.h"
+
 namespace plumb::cli {
 
 // "8GiB", "512 MiB", "1.5GB", "4096" (bytes); binary (KiB, MiB, GiB, TiB) and decimal (kB, MB,
@@ -11,7 +13,7 @@ namespace plumb::cli {
 // UsageError naming `option` for anything else, zero, negative or absurd (> 2^62) sizes.
 int64_t parse_byte_size(const std::string& option, const std::string& text);
 
-// "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB".
-std::string format_bytes(double bytes);
+// "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB" (report/text_table.h, beside the other formats).
+using report::format_bytes;
 
 }  // namespace plumb::cli

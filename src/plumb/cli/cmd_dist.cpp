@@ -1,18 +1,13 @@
 // plumb dist: data-parallel training of a workload across worker processes (TBD section E), or
 // with --project the alpha-beta model of the stored worlds. The work is jobs/dist_job.h (the
 // launcher and the worker protocol beside it) and jobs/dist_projection_job.h; this file
-// declares the options, calls the job and prints its result: JSON (jobs/dist_report.h) or the
-// tables below.
+// declares the options, calls the job and prints its result with jobs/dist_report.h.
 #include <iostream>
 #include <memory>
 #include <string>
 
-#include <fmt/format.h>
-
-#include "plumb/cli/byte_size.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
-#include "plumb/cli/table.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/jobs/dist_job.h"
@@ -30,98 +25,6 @@ struct DistCommandLine {
   double link_gbps = 0, latency_us = 0;
   bool as_json = false;
 };
-
-// One world's row; a failed world shows its status and message.
-std::vector<std::string> dist_world_row(const jobs::DistWorld& w) {
-  const run::DataParallelResult& t = w.result.training;
-  const std::string workers = std::to_string(t.workers);
-  if (!w.figures)
-    return {w.link_name(),
-            workers,
-            run::status_name(t.status),
-            t.message,
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            ""};
-  const jobs::DistWorldFigures& f = *w.figures;
-  // GPU workers: the GPU memory LibTorch allocated, and the host's resident set beside it.
-  const std::string host = format_bytes(static_cast<double>(t.peak_rss_bytes));
-  const double gpu = static_cast<double>(t.peak_device_bytes);
-  return {w.link_name(),
-          workers,
-          "ok",
-          fmt::format("{} {}", format_number(f.throughput, 2), t.throughput_unit),
-          f.efficiency
-              ? fmt::format("{} ({}..{})", format_percent(f.efficiency->value),
-                            format_percent(f.efficiency->low), format_percent(f.efficiency->high))
-              : "-",
-          format_seconds(f.step.mean),
-          format_seconds(f.compute_s),
-          fmt::format("{} ({})", format_seconds(f.exposed_communication_s),
-                      format_percent(f.exposed_share)),
-          format_seconds(f.overlapped_communication_s),
-          format_bytes(f.bytes_sent_per_worker_per_step),
-          f.step_allreduce ? format_bytes(f.step_allreduce->bus_bytes_per_s) + "/s" : "-",
-          gpu > 0 ? fmt::format("{} GPU + {} host", format_bytes(gpu), host) : host};
-}
-
-// The text reporter of a measurement: one row per world, each world's all-reduce sweep, where
-// it was stored.
-void print_dist_result(const jobs::DistResult& r) {
-  Table t({"link", "workers", "status", "throughput", "efficiency", "step", "compute",
-           "exposed comm", "overlapped comm", "sent/worker/step", "allreduce busbw",
-           "memory/worker"});
-  for (const auto& w : r.worlds) t.add_row(dist_world_row(w));
-  t.print(std::cout);
-  for (const auto& w : r.worlds) {
-    if (w.result.allreduce.empty()) continue;
-    std::cout << fmt::format("\nall-reduce alone, {} workers (fp32, the slowest worker):\n",
-                             w.result.training.workers);
-    Table a({"bytes", "time", "algbw", "busbw"});
-    for (const auto& s : w.result.allreduce)
-      a.add_row({format_bytes(static_cast<double>(s.bytes)), format_seconds(s.seconds),
-                 format_bytes(s.algorithm_bytes_per_s) + "/s",
-                 format_bytes(s.bus_bytes_per_s) + "/s"});
-    a.print(std::cout);
-  }
-  std::cout << fmt::format("stored as {} in {}\n",
-                           r.worlds.size() == 1 ? "world " + std::to_string(r.worlds[0].id)
-                                                : fmt::format("{} worlds", r.worlds.size()),
-                           r.db_path);
-}
-
-// The text reporter of a projection: the model, its error on the measured worlds, the table.
-void print_dist_projection(const jobs::DistProjectionResult& p) {
-  const analysis::DistModel& m = p.model;
-  std::cout << fmt::format(
-      "model of {}: compute {} per step (from {}), backward {}, {} buckets; all-reduce in the "
-      "step reached {}/s over the loopback (the CPU's limit here), {:.0f}% of a shaped link's "
-      "rate; latency {} per ring step\n\n",
-      p.workload, format_seconds(m.compute_s), m.compute_source, format_seconds(m.backward_s),
-      m.launches.size(), format_bytes(m.cpu_bytes_per_s), 100 * m.link_efficiency,
-      format_seconds(p.latency_s));
-  Table a({"measured world", "step measured", "step modelled", "error"});
-  for (const auto& x : p.anchors)
-    a.add_row({fmt::format("{} workers, link {}", x.measured.workers, x.measured.link),
-               format_seconds(x.measured.step_s), format_seconds(x.modelled.step_s),
-               format_percent(x.step_error())});
-  a.print(std::cout);
-  std::cout << "\nprojection (a model, not a measurement):\n";
-  Table t({"workers", "link", "all-reduce bw", "communication", "exposed", "step", "throughput",
-           "efficiency"});
-  for (const auto& q : p.projection)
-    t.add_row({std::to_string(q.workers), fmt::format("{} Gbit/s", p.link_gbps),
-               format_bytes(q.beta_bytes_per_s) + "/s" + (q.cpu_bound ? " (CPU)" : ""),
-               format_seconds(q.communication_s), format_seconds(q.exposed_s),
-               format_seconds(q.step_s), format_number(q.throughput, 2),
-               format_percent(q.efficiency)});
-  t.print(std::cout);
-}
 
 // The options of the worlds, in --help's order: which, where, over which link; and the
 // projection's.
@@ -190,7 +93,7 @@ void run_dist_command(const DistCommandLine& line, int& exit_code) {
     if (line.as_json)
       std::cout << json_text(jobs::dist_projection_json(p), 2) << '\n';
     else
-      print_dist_projection(p);
+      jobs::print_dist_projection(std::cout, p);
     return;
   }
   jobs::DistOptions o = line.measure;
@@ -202,7 +105,7 @@ void run_dist_command(const DistCommandLine& line, int& exit_code) {
   if (line.as_json)
     std::cout << json_text(jobs::dist_result_json(*r), 2) << '\n';
   else
-    print_dist_result(*r);
+    jobs::print_dist_result(std::cout, *r);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/run/process_group.h"
 #include "plumb/run/shaped_link.h"
+#include "plumb/store/dist_record.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 

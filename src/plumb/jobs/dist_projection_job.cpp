@@ -10,6 +10,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/run/shaped_link.h"
 #include "plumb/run/stats.h"
+#include "plumb/store/dist_record.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 

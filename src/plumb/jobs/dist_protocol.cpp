@@ -4,32 +4,30 @@
 
 namespace plumb::jobs {
 
-using json = nlohmann::ordered_json;
-
-json dist_worker_json(const DistWorkerResult& r) {
+nlohmann::ordered_json dist_worker_json(const DistWorkerResult& r) {
   const run::DataParallelResult& t = r.training;
-  json out = {{"workers", t.workers},
-              {"device", r.device},
-              {"backend", r.backend},
-              {"status", run::status_name(t.status)},
-              {"message", t.message},
-              {"batch_per_worker", r.batch_per_worker},
-              {"step_s", t.step_s},
-              {"backward_s", t.backward_s},
-              {"exposed_s", t.exposed_s},
-              {"busy_s", t.busy_s},
-              {"buckets", t.buckets},
-              {"gradient_bytes", t.gradient_bytes},
-              {"units_per_step", t.units_per_step},
-              {"unit", t.throughput_unit},
-              {"peak_rss_bytes", t.peak_rss_bytes},
-              {"peak_device_bytes", t.peak_device_bytes},
-              {"notes", t.notes}};
-  out["sample_buckets"] = json::array();
+  nlohmann::ordered_json out = {{"workers", t.workers},
+                                {"device", r.device},
+                                {"backend", r.backend},
+                                {"status", run::status_name(t.status)},
+                                {"message", t.message},
+                                {"batch_per_worker", r.batch_per_worker},
+                                {"step_s", t.step_s},
+                                {"backward_s", t.backward_s},
+                                {"exposed_s", t.exposed_s},
+                                {"busy_s", t.busy_s},
+                                {"buckets", t.buckets},
+                                {"gradient_bytes", t.gradient_bytes},
+                                {"units_per_step", t.units_per_step},
+                                {"unit", t.throughput_unit},
+                                {"peak_rss_bytes", t.peak_rss_bytes},
+                                {"peak_device_bytes", t.peak_device_bytes},
+                                {"notes", t.notes}};
+  out["sample_buckets"] = nlohmann::ordered_json::array();
   for (const auto& b : t.sample_buckets)
     out["sample_buckets"].push_back(
         {{"bytes", b.bytes}, {"launched_s", b.launched_s}, {"done_s", b.done_s}});
-  out["allreduce"] = json::array();
+  out["allreduce"] = nlohmann::ordered_json::array();
   for (const auto& a : r.allreduce)
     out["allreduce"].push_back({{"bytes", a.bytes},
                                 {"repetitions", a.repetitions},
@@ -39,7 +37,7 @@ json dist_worker_json(const DistWorkerResult& r) {
   return out;
 }
 
-DistWorkerResult dist_worker_from_json(const json& j) {
+DistWorkerResult dist_worker_from_json(const nlohmann::ordered_json& j) {
   DistWorkerResult r;
   run::DataParallelResult& t = r.training;
   t.workers = j.at("workers").get<int>();

@@ -75,4 +75,13 @@ std::string format_duration(double seconds) {
                    : fmt::format("{}m{:02}s", s / 60, s % 60);
 }
 
+std::string format_bytes(double bytes) {
+  if (std::isnan(bytes)) return "-";
+  const double magnitude = std::fabs(bytes);
+  if (magnitude < 1024) return fmt::format("{:.0f} B", bytes);
+  if (magnitude < 0x1p20) return fmt::format("{:.1f} KiB", bytes / 0x1p10);
+  if (magnitude < 0x1p30) return fmt::format("{:.1f} MiB", bytes / 0x1p20);
+  return fmt::format("{:.2f} GiB", bytes / 0x1p30);
+}
+
 }  // namespace plumb::report

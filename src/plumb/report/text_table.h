@@ -30,5 +30,7 @@ std::string format_percent(double fraction, int decimals = 1);
 std::string format_duration(double seconds);
 // "25,557,032"
 std::string format_count(long long value);
+// "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB"; "-" for NaN.
+std::string format_bytes(double bytes);
 
 }  // namespace plumb::report
