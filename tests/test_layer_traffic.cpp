@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "plumb/analysis/intensity.h"
-#include "plumb/cli/layer_traffic_source.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/jobs/layer_traffic_trace.h"
 #include "workload_test_util.h"
 
 namespace plumb {
@@ -48,7 +48,7 @@ Workload conv_fc_workload() {
 
 TEST(LayerTraffic, ConvolutionAndFullyConnectedMatchHandComputation) {
   const Workload w = conv_fc_workload();
-  const auto t = cli::trace_layer_traffic(w, w.default_config());
+  const auto t = jobs::trace_layer_traffic(w, w.default_config());
   EXPECT_EQ(t.element_bytes, 4.0);
   ASSERT_EQ(t.traffic.layers.size(), 2u);
   const auto& conv = t.traffic.layers[0];
@@ -106,7 +106,7 @@ TEST(LayerTraffic, EmbeddingLookupsReadTheirRowsNotTheTable) {
   w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
     return std::make_unique<BagModel>();
   };
-  const auto t = cli::trace_layer_traffic(w, w.default_config());
+  const auto t = jobs::trace_layer_traffic(w, w.default_config());
   ASSERT_EQ(t.traffic.layers.size(), 1u);
   const auto& bag = t.traffic.layers[0];
   EXPECT_EQ(bag.layer, "bag");

@@ -9,12 +9,12 @@
 #include "plumb/analysis/intensity.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
-#include "plumb/cli/layer_traffic_source.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/core/text.h"
+#include "plumb/jobs/layer_traffic_trace.h"
 #include "plumb/profile/forward_cost.h"
 #include "plumb/workloads/all_workloads.h"
 
@@ -57,8 +57,8 @@ std::vector<LayerRow> layer_rows(Model* model, const std::vector<LayerRecord>& r
 }
 
 // Facebook Table 1: ops per element of traffic, per compute layer and for the model.
-nlohmann::ordered_json intensity_json(const ModelTraffic& t, const analysis::IntensitySummary& s,
-                                      int64_t batch) {
+nlohmann::ordered_json intensity_json(const jobs::ModelTraffic& t,
+                                      const analysis::IntensitySummary& s, int64_t batch) {
   nlohmann::ordered_json j;
   j["batch"] = batch;
   j["element_bytes"] = t.element_bytes;
@@ -85,7 +85,8 @@ nlohmann::ordered_json intensity_json(const ModelTraffic& t, const analysis::Int
   return j;
 }
 
-void print_intensity(const ModelTraffic& t, const analysis::IntensitySummary& s, int64_t batch) {
+void print_intensity(const jobs::ModelTraffic& t, const analysis::IntensitySummary& s,
+                     int64_t batch) {
   std::cout << "\narithmetic intensity (Facebook Table 1; ops per element of traffic, one "
                "inference step at batch "
             << batch << "; BN/activation/pooling fused into the layer before them):\n";
@@ -139,12 +140,12 @@ void add_info_command(CLI::App& app) {
     const profile::ForwardCost forward = profile::forward_cost(*model, &records);
     const auto layers = layer_rows(model.get(), records);
     // Table 1 is per inference at a small batch: 1 unless --batch says otherwise.
-    std::optional<ModelTraffic> traffic;
+    std::optional<jobs::ModelTraffic> traffic;
     std::optional<analysis::IntensitySummary> summary;
     Config intensity_config = config;
     if (*intensity) {
       if (!overrides->batch_given) intensity_config.set_int("batch", 1);
-      traffic = trace_layer_traffic(w, intensity_config);
+      traffic = jobs::trace_layer_traffic(w, intensity_config);
       summary = analysis::summarize_intensity(traffic->traffic.layers);
     }
     const int64_t intensity_batch = intensity_config.get_int("batch");

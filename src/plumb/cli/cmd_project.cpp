@@ -11,12 +11,12 @@
 #include "plumb/analysis/projection.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
-#include "plumb/cli/layer_traffic_source.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
+#include "plumb/jobs/layer_traffic_trace.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {
@@ -81,7 +81,7 @@ void add_project_command(CLI::App& app) {
     const auto bandwidths_gbs = parse_number_list("--onchip-gbs", f->onchip_gbs, 0, true);
     Config config = resolve_config(w, *overrides);
     if (!overrides->batch_given) config.set_int("batch", 1);  // Fig. 3: one inference
-    const ModelTraffic t = trace_layer_traffic(w, config);
+    const jobs::ModelTraffic t = jobs::trace_layer_traffic(w, config);
     std::vector<analysis::LayerDemand> demands;
     for (size_t i = 0; i < t.traffic.layers.size(); ++i) {
       const auto& l = t.traffic.layers[i];

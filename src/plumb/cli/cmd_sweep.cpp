@@ -16,12 +16,12 @@
 #include "plumb/analysis/sweep_point_metrics.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
-#include "plumb/cli/probe_source.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/kill_point.h"
+#include "plumb/jobs/stored_or_fresh_probe.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/sweep_point.h"
 #include "plumb/run/runner.h"
@@ -109,9 +109,9 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
 
   std::optional<analysis::Ceilings> ceilings;
   if (!f.no_probe) {
-    ProbeRequest request;
+    jobs::ProbeRequest request;
     request.max_threads = spec.threads;
-    const ProbeChoice probe = current_probe(*db, request);
+    const jobs::ProbeChoice probe = jobs::current_probe(*db, request);
     ceilings = analysis::ceilings_from_probe(probe.probe.document, "fp32", spec.threads,
                                              analysis::PeakKind::kInstruction);
   }

@@ -29,13 +29,13 @@
 #include "plumb/cli/emulated_precisions.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/precision_measure.h"
-#include "plumb/cli/probe_source.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
+#include "plumb/jobs/stored_or_fresh_probe.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/error_against_fp32.h"
@@ -283,7 +283,7 @@ json headroom(const Workload& w, const run::RunOptions& stock, double stock_thr,
   }
   const double per_unit = flops / profiled.units_per_step;
   j["flops_per_unit"] = json_number(per_unit);
-  const ProbeChoice probe = current_probe(db, {false, false, 0});
+  const jobs::ProbeChoice probe = jobs::current_probe(db, {false, false, 0});
   j["probe_id"] = probe.probe.id;
   for (const auto& [name, o, thr] :
        {std::tuple{"stock", &stock, stock_thr}, std::tuple{"best", &best, best_thr}}) {

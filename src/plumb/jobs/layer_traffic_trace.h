@@ -7,7 +7,7 @@
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/core/workload.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 struct ModelTraffic {
   analysis::LayerTrafficResult traffic;
@@ -16,4 +16,4 @@ struct ModelTraffic {
 
 ModelTraffic trace_layer_traffic(const Workload& workload, const Config& config);
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

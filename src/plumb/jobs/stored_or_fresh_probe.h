@@ -6,7 +6,7 @@
 
 #include "plumb/store/results_store.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 struct ProbeRequest {
   bool thorough = false;
@@ -21,4 +21,4 @@ struct ProbeChoice {
 
 ProbeChoice current_probe(store::ResultsStore& db, const ProbeRequest& request);
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

@@ -1,5 +1,5 @@
-// Reuse-or-measure for machine probes (see probe_source.h).
-#include "plumb/cli/probe_source.h"
+// Reuse-or-measure for machine probes (see stored_or_fresh_probe.h).
+#include "plumb/jobs/stored_or_fresh_probe.h"
 
 #include <iostream>
 
@@ -9,7 +9,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/platform/probe.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 ProbeChoice current_probe(store::ResultsStore& db, const ProbeRequest& request) {
   const int max_threads = request.max_threads > 0
@@ -42,4 +42,4 @@ ProbeChoice current_probe(store::ResultsStore& db, const ProbeRequest& request) 
   return {std::move(probe), false};
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

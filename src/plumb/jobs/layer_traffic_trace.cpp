@@ -1,5 +1,5 @@
-// In-process tracing of per-layer traffic (see layer_traffic_source.h).
-#include "plumb/cli/layer_traffic_source.h"
+// In-process tracing of per-layer traffic (see layer_traffic_trace.h).
+#include "plumb/jobs/layer_traffic_trace.h"
 
 #include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
@@ -13,7 +13,7 @@
 #include "plumb/core/precision.h"
 #include "plumb/profile/op_observer.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 namespace {
 
 // Which layer reads which parameter, by tensor identity: while attached, every operator call's
@@ -116,4 +116,4 @@ ModelTraffic trace_layer_traffic(const Workload& workload, const Config& config)
   return out;
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

@@ -1,0 +1,45 @@
+// plumb profile's job (Fathom Sec. V): one operator-profiling pass per mode and thread count,
+// each stored under one group and read back; per mode the thread scaling with Amdahl fits when
+// several thread counts ran; across modes training vs inference at the first thread count.
+// Its reporters are in profile_report.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plumb/analysis/breakdown.h"
+#include "plumb/core/mode.h"
+#include "plumb/run/runner.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::jobs {
+
+struct ProfileJobOptions {
+  std::vector<run::RunOptions> passes;  // validated; one workload and batch, by mode then threads
+  std::vector<Mode> modes;              // as asked for, in order
+  int steps = 3;                        // observed after warm-up
+  std::string trace;                    // Chrome trace-event file of each pass ("" = none)
+  std::string db;
+  std::string tag;
+};
+
+struct ProfileJobResult {
+  std::string workload;
+  int64_t batch = 0;
+  std::string group;  // of the passes in the store
+  std::string db_path;
+  std::vector<store::StoredProfile> passes;  // as read back, in the order they ran
+  // Per mode with two or more thread counts that ran ok.
+  std::vector<std::pair<std::string, std::vector<analysis::ScalingFit>>> scaling;
+  std::optional<analysis::ModeComparison> train_vs_infer;  // both modes ran ok
+  bool all_ok = true;
+};
+
+// Throws UsageError, before anything is measured, when --trace's directory cannot be written.
+// `progress` gets each pass's lines (stored_or_fresh_profile.h) and where its trace went.
+ProfileJobResult run_profile_job(const ProfileJobOptions& options, const run::ProgressFn& progress);
+
+}  // namespace plumb::jobs

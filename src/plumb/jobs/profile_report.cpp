@@ -1,0 +1,175 @@
+// plumb profile's reporters (see profile_report.h).
+#include "plumb/jobs/profile_report.h"
+
+#include <fmt/format.h>
+
+#include "plumb/core/json_number.h"
+#include "plumb/report/text_table.h"
+
+namespace plumb::jobs {
+namespace {
+
+using report::format_number;
+using report::format_percent;
+using report::format_seconds;
+
+nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const ProfileView& view) {
+  const auto& r = p.result;
+  nlohmann::ordered_json j;
+  j["profile_id"] = p.id;
+  j["threads"] = p.threads;
+  j["mode"] = p.mode;
+  j["status"] = run::status_name(r.status);
+  j["message"] = r.message;
+  j["command"] = r.command;
+  j["steps"] = r.profile.steps;
+  j["step_s"] = json_number(r.profile.step_s);
+  j["learning_step_s"] = json_number(r.learning_step_s);
+  j["replayed_steps"] =
+      r.replayed_steps >= 0 ? nlohmann::ordered_json(r.replayed_steps) : nlohmann::ordered_json();
+  if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
+  const auto b = analysis::breakdown(r.profile, view.by);
+  const auto curve = analysis::cumulative_curve(r.profile);
+  double flops = 0, bytes = 0;
+  for (const auto& row : b.rows) {
+    flops += row.flops;
+    bytes += row.bytes;
+  }
+  j["op_time_s"] = json_number(b.op_time_s);
+  j["overhead_s"] = json_number(b.overhead_s);
+  j["cpu_utilization"] = json_number(r.profile.cpu_utilization);
+  j["flops"] = flops;
+  j["bytes"] = bytes;
+  j["uncosted_time_s"] = b.uncosted_time_s;
+  j["uncosted_share"] = json_number(b.uncosted_share);
+  j["uncosted_ops"] = b.uncosted_ops;
+  j["ops_for_90_percent"] = curve.count_for_90;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < b.rows.size() && (view.top == 0 || i < view.top); ++i) {
+    const auto& row = b.rows[i];
+    j["rows"].push_back({{"name", row.name},
+                         {"time_s", row.time_s},
+                         {"time_share", json_number(row.time_share)},
+                         {"calls", row.calls},
+                         {"flops", row.flops},
+                         {"bytes", row.bytes},
+                         {"gflops_per_s", row.gflops_per_s},
+                         {"gbytes_per_s", row.gbytes_per_s},
+                         {"intensity", row.intensity},
+                         {"uncosted_time_s", row.uncosted_time_s}});
+  }
+  nlohmann::ordered_json cum = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < curve.names.size(); ++i)
+    cum.push_back(
+        {{"name", curve.names[i]}, {"share", curve.share[i]}, {"cumulative", curve.cumulative[i]}});
+  j["cumulative"] = cum;
+  return j;
+}
+
+nlohmann::ordered_json scaling_fits_json(const std::vector<analysis::ScalingFit>& fits) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& f : fits)
+    out.push_back({{"name", f.name},
+                   {"threads", f.threads},
+                   {"time_s", f.time_s},
+                   {"speedup", f.speedup},
+                   {"serial_fraction", f.serial_fraction},
+                   {"r_squared", json_number(f.r_squared)}});
+  return out;
+}
+
+void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const ProfileView& view) {
+  const auto& r = p.result;
+  out << fmt::format("\n{} {} batch {}, {} thread(s): {} step(s) observed, {} per step\n",
+                     p.workload, p.mode, p.batch, p.threads, r.profile.steps,
+                     format_seconds(r.profile.step_s));
+  if (r.status != run::RunStatus::kOk)
+    out << "profile incomplete (" << run::status_name(r.status) << "): " << r.message << '\n';
+  if (r.profile.ops.empty()) return;
+  const auto b = analysis::breakdown(r.profile, view.by);
+  report::TextTable t(
+      {"name", "time", "share", "calls", "GFLOP", "MB", "GFLOP/s", "GB/s", "FLOP/B"});
+  const size_t limit = view.top == 0 ? 15 : view.top;
+  for (size_t i = 0; i < b.rows.size() && i < limit; ++i) {
+    const auto& row = b.rows[i];
+    t.add_row({row.name, format_seconds(row.time_s), format_percent(row.time_share),
+               format_number(row.calls, 0), format_number(row.flops / 1e9, 3),
+               format_number(row.bytes / 1e6, 1), format_number(row.gflops_per_s, 2),
+               format_number(row.gbytes_per_s, 2), format_number(row.intensity, 2)});
+  }
+  t.add_row({"(framework overhead)", format_seconds(b.overhead_s),
+             format_percent(b.overhead_s / r.profile.step_s), "", "", "", "", "", ""});
+  t.print(out);
+  if (b.rows.size() > limit) out << "(" << b.rows.size() - limit << " more rows; --top N)\n";
+  const auto curve = analysis::cumulative_curve(r.profile);
+  out << fmt::format(
+      "{} operator types cover 90% of operator time (of {}); uncosted operators: {} of the step"
+      "{}; CPU utilisation {}\n",
+      curve.count_for_90, curve.names.size(), format_percent(b.uncosted_share),
+      b.uncosted_ops.empty()
+          ? ""
+          : " (" + b.uncosted_ops.front() + (b.uncosted_ops.size() > 1 ? ", ..." : "") + ")",
+      format_percent(r.profile.cpu_utilization));
+}
+
+void print_scaling_fits(std::ostream& out, const std::vector<analysis::ScalingFit>& fits) {
+  if (fits.empty()) return;
+  std::vector<std::string> header = {"category"};
+  for (int t : fits.front().threads) header.push_back(fmt::format("{} thr", t));
+  header.insert(header.end(), {"speedup", "serial fraction (Amdahl)"});
+  report::TextTable t(header);
+  for (const auto& f : fits) {
+    std::vector<std::string> row = {f.name};
+    for (double s : f.time_s) row.push_back(format_seconds(s));
+    row.push_back(format_number(f.speedup.back(), 2) + "x");
+    row.push_back(format_number(f.serial_fraction, 2));
+    t.add_row(row);
+  }
+  out << "\nthread scaling (time per step; speedup at the largest thread count):\n";
+  t.print(out);
+}
+
+void print_train_vs_infer(std::ostream& out, const analysis::ModeComparison& c) {
+  out << fmt::format("\ntraining vs inference: step {} vs {} ({:.2f}x)\n",
+                     format_seconds(c.train_step_s), format_seconds(c.infer_step_s), c.step_ratio);
+  report::TextTable t({"category", "train share", "infer share"});
+  for (const auto& [name, shares] : c.category_share)
+    t.add_row({name, format_percent(shares.first), format_percent(shares.second)});
+  t.print(out);
+}
+
+}  // namespace
+
+nlohmann::ordered_json profile_json(const ProfileJobResult& result, const ProfileView& view) {
+  nlohmann::ordered_json out;
+  out["workload"] = result.workload;
+  out["batch"] = result.batch;
+  out["by"] = view.by_name;
+  out["group"] = result.group;
+  out["passes"] = nlohmann::ordered_json::array();
+  for (const auto& p : result.passes) out["passes"].push_back(profile_pass_json(p, view));
+  out["scaling"] = nlohmann::ordered_json::object();
+  for (const auto& [mode, fits] : result.scaling) out["scaling"][mode] = scaling_fits_json(fits);
+  if (const auto& c = result.train_vs_infer) {
+    nlohmann::ordered_json shares = nlohmann::ordered_json::object();
+    for (const auto& [cat, s] : c->category_share)
+      shares[cat] = {{"train", s.first}, {"infer", s.second}};
+    out["train_vs_infer"] = {{"train_step_s", c->train_step_s},
+                             {"infer_step_s", c->infer_step_s},
+                             {"step_ratio", json_number(c->step_ratio)},
+                             {"category_share", shares}};
+  }
+  return out;
+}
+
+void print_profile(std::ostream& out, const ProfileJobResult& result, const ProfileView& view) {
+  for (const auto& p : result.passes) print_profile_pass(out, p, view);
+  for (const auto& [mode, fits] : result.scaling) {
+    out << "\n[" << mode << "]";
+    print_scaling_fits(out, fits);
+  }
+  if (result.train_vs_infer) print_train_vs_infer(out, *result.train_vs_infer);
+  out << "\nstored as profile group " << result.group << " in " << result.db_path << '\n';
+}
+
+}  // namespace plumb::jobs

@@ -1,0 +1,45 @@
+// plumb roofline's job (ParaDnn, Facebook DL inference): a workload's operators or layers, and
+// its whole step, placed on this machine's measured roofs. Profiles the workload now (stored like
+// plumb profile), reads the stored record back, and takes the roofs from the newest stored probe
+// of this machine, measuring a quick one when there is none. Its reporters are in
+// roofline_report.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/analysis/roofline.h"
+#include "plumb/run/runner.h"
+
+namespace plumb::jobs {
+
+struct RooflineJobOptions {
+  run::RunOptions run;                               // validated, one dtype
+  analysis::GroupBy by = analysis::GroupBy::kLayer;  // op or layer
+  analysis::PeakKind peak = analysis::PeakKind::kInstruction;
+  int steps = 3;  // observed after warm-up
+  bool refresh_probe = false;
+  std::string db;
+  std::string tag;
+};
+
+struct RooflineJobResult {
+  run::RunStatus status = run::RunStatus::kOk;  // of the profiling pass; nothing placed unless ok
+  std::string message;
+  std::string workload, mode, dtype;
+  int64_t batch = 0;
+  int threads = 0;
+  int64_t profile_id = 0;
+  int64_t probe_id = 0;
+  analysis::Ceilings ceilings;
+  analysis::Placement step;               // the whole step
+  std::vector<analysis::Placement> rows;  // by operator or layer, most expensive first
+};
+
+RooflineJobResult run_roofline_job(const RooflineJobOptions& options,
+                                   const run::ProgressFn& progress);
+
+}  // namespace plumb::jobs
