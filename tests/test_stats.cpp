@@ -1,8 +1,12 @@
-// Unit tests for the timing summary statistics (plumb/run/stats.h): edge cases where values
-// are undefined, hand-computed reference values, and robustness to outliers.
+// Unit tests for the timing summary statistics (plumb/run/stats.h) and the registered
+// statistics behind them (statistic_registry.h): edge cases where values are undefined,
+// hand-computed reference values, and robustness to outliers.
 #include "plumb/run/stats.h"
 
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -173,6 +177,74 @@ TEST(Stats, ZeroMeanGivesNaNRatiosNotInfinity) {
   EXPECT_TRUE(std::isnan(s.cv));
   EXPECT_TRUE(std::isnan(s.ci_rel));
   EXPECT_FALSE(std::isnan(s.ci_half_width));
+}
+
+// The registered statistics on a small sample against the hand calculation (n = 8, mean 5,
+// squared deviations 32, so s = sqrt(32 / 7); t(0.95, 7) = 2.364624).
+TEST(Stats, EveryRegisteredStatisticMatchesAHandCalculation) {
+  const std::vector<double> xs = {5, 2, 9, 4, 7, 4, 5, 4};  // sorted: 2 4 4 4 5 5 7 9
+  const Samples sample(xs);
+  const double s = std::sqrt(32.0 / 7), t7 = 2.364624;
+  const double half = t7 * s / std::sqrt(8.0);
+  double log_mean = 0, log_sq = 0;
+  for (double x : xs) log_mean += std::log(x) / 8;
+  for (double x : xs) log_sq += (std::log(x) - log_mean) * (std::log(x) - log_mean);
+  const double predict = t7 * std::sqrt(log_sq / 7) * std::sqrt(1 + 1.0 / 8);
+  const double nan = std::nan("");
+  // name -> the parameters and the expected value, low, high (NaN: not an interval).
+  const std::map<std::string, std::pair<StatisticParams, Estimate>> expected = {
+      {"mean", {{}, {5, nan, nan}}},
+      {"median", {{}, {4.5, nan, nan}}},
+      {"min", {{}, {2, nan, nan}}},
+      {"max", {{}, {9, nan, nan}}},
+      {"stddev", {{}, {s, nan, nan}}},
+      {"cv", {{}, {s / 5, nan, nan}}},
+      {"ci_half_width", {{}, {half, 5 - half, 5 + half}}},
+      {"ci_rel", {{}, {half / 5, nan, nan}}},
+      // Rank 0.9 * 7 = 6.3: 7 + 0.3 * (9 - 7).
+      {"percentile", {{0.9, 0.95, {}}, {7.6, nan, nan}}},
+      // Binomial(8, 1/2): its 2.5% quantile lies between 0 and 1 (P(count <= 0) = 1/256,
+      // P(count <= 1) = 9/256), rounded outwards to 0: no order statistic bounds the median
+      // from below; its 97.5% quantile lies between 6 and 7, rounded up to 7: x(8) = 9 above.
+      {"percentile_interval", {{0.5, 0.95, {}}, {4.5, nan, 9}}},
+      {"prediction_interval", {{}, {5, 5 * std::exp(-predict), 5 * std::exp(predict)}}}};
+  const auto same = [](double got, double want) {
+    return std::isnan(want) ? std::isnan(got) : std::fabs(got - want) <= 1e-5 * std::fabs(want);
+  };
+  for (const Statistic* statistic : registered_statistics()) {
+    SCOPED_TRACE(statistic->name);
+    EXPECT_GT(std::string(statistic->how).size(), 10u);
+    EXPECT_EQ(find_statistic(statistic->name), statistic);
+    const auto want = expected.find(statistic->name);
+    ASSERT_NE(want, expected.end()) << "a registered statistic without a hand calculation";
+    const Estimate got = statistic->compute(sample, want->second.first);
+    EXPECT_TRUE(same(got.value, want->second.second.value)) << got.value;
+    EXPECT_TRUE(same(got.low, want->second.second.low)) << got.low;
+    EXPECT_TRUE(same(got.high, want->second.second.high)) << got.high;
+  }
+  EXPECT_EQ(find_statistic("mode"), nullptr);
+}
+
+// A spread known from more runs (plumb tune's between-run spread) replaces the sample's own.
+TEST(Stats, PredictionIntervalTakesAKnownSpread) {
+  const std::vector<double> none;
+  const Estimate e = statistic::kPredictionInterval.compute(
+      Samples(none), {0.5, 0.95, KnownSpread{100, 0.1, 4, 3}});
+  const double half = t_critical(0.95, 4) * 0.1 * std::sqrt(1 + 1.0 / 3);
+  EXPECT_DOUBLE_EQ(e.value, 100);
+  EXPECT_DOUBLE_EQ(e.low, 100 * std::exp(-half));
+  EXPECT_DOUBLE_EQ(e.high, 100 * std::exp(half));
+}
+
+// The summary's columns say how each is computed, through a registered statistic.
+TEST(Stats, EverySummaryColumnSaysHowItIsComputed) {
+  for (const auto& column : kSummaryStatistics) {
+    SCOPED_TRACE(column.name);
+    ASSERT_NE(column.statistic, nullptr);
+    EXPECT_EQ(find_statistic(column.statistic->name), column.statistic);
+    EXPECT_FALSE(how_computed(column).empty());
+  }
+  EXPECT_EQ(how_computed(kSummaryStatistics[3]).rfind("percentile at q = 0.05: ", 0), 0u);
 }
 
 }  // namespace

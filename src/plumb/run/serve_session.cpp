@@ -15,6 +15,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/run/rate_search.h"
+#include "plumb/run/statistic_registry.h"
 #include "plumb/run/stats.h"
 #include "plumb/run/step_loop.h"
 
@@ -315,15 +316,21 @@ ScenarioRun summarize_queries(std::vector<QueryTimes> queries, double percentile
     run.largest_batch = std::max<int64_t>(run.largest_batch, t.batch);
   }
   run.check = check_tail(latency, percentile, bound_s);
-  std::sort(latency.begin(), latency.end());
-  run.tail = percentile_interval(latency, percentile);
-  run.p50_s = percentile_sorted(latency, 0.50);
-  run.p90_s = percentile_sorted(latency, 0.90);
-  run.p99_s = percentile_sorted(latency, 0.99);
-  run.p999_s = percentile_sorted(latency, 0.999);
+  // The percentiles through their registered statistics (statistic_registry.h).
+  const Samples latencies(latency);
+  const Estimate tail =
+      statistic::kPercentileInterval.compute(latencies, {percentile, kTailConfidence, {}});
+  run.tail = {tail.value, tail.low, tail.high, latencies.size()};
+  const auto at = [&](double p) {
+    return statistic::kPercentile.compute(latencies, {p, kTailConfidence, {}}).value;
+  };
+  run.p50_s = at(0.50);
+  run.p90_s = at(0.90);
+  run.p99_s = at(0.99);
+  run.p999_s = at(0.999);
   const double n = static_cast<double>(q.size());
-  double latency_sum = 0;
-  for (double l : latency) latency_sum += l;
+  double latency_sum = 0;  // in ascending order, as it always was summed
+  for (double l : latencies.sorted()) latency_sum += l;
   run.queueing_share = latency_sum > 0 ? queueing / latency_sum : 0;
   run.mean_batch = batch_sum / n;
   run.achieved_qps = end > begin ? n / (end - begin) : ScenarioRun::kNaN;

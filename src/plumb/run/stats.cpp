@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
 #include <boost/math/distributions/students_t.hpp>
 
 #include "plumb/core/errors.h"
@@ -16,11 +17,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Scales a median absolute deviation to a normal stddev: 1 / Phi^-1(3/4).
 constexpr double kMadToSigma = 1.4826;
-
-// A ratio whose denominator is zero has no meaning here (cv, ci_rel); NaN, not inf.
-double ratio_or_nan(double num, double den) {
-  return den == 0 ? kNaN : num / den;
-}
 
 }  // namespace
 
@@ -81,34 +77,23 @@ double robust_sigma(const std::vector<double>& xs) {
   return kMadToSigma * median_of(std::move(deviations));
 }
 
+std::string how_computed(const SummaryStatistic& column) {
+  if (column.statistic == &statistic::kPercentile)
+    return fmt::format("percentile at q = {:g}: {}", column.q, column.statistic->how);
+  return column.statistic->how;
+}
+
 Summary summarize(const std::vector<double>& samples, double confidence) {
-  Summary s;
+  Summary s;  // every statistic NaN until computed
   s.n = samples.size();
-  s.mean = s.median = s.min = s.p5 = s.p95 = s.max = kNaN;
-  s.p50 = s.p90 = s.p99 = kNaN;
-  s.stddev = s.cv = s.ci_half_width = s.ci_rel = kNaN;
   if (samples.empty()) return s;
   // Sorting a NaN breaks the ordering std::sort relies on; a NaN timing is a runner bug.
   PLUMB_ASSERT(std::none_of(samples.begin(), samples.end(), [](double x) { return std::isnan(x); }),
                "a NaN sample reached the statistics");
-
-  std::vector<double> sorted = samples;
-  std::sort(sorted.begin(), sorted.end());
-  s.min = sorted.front();
-  s.max = sorted.back();
-  s.median = s.p50 = percentile_sorted(sorted, 0.50);
-  s.p5 = percentile_sorted(sorted, 0.05);
-  s.p90 = percentile_sorted(sorted, 0.90);
-  s.p95 = percentile_sorted(sorted, 0.95);
-  s.p99 = percentile_sorted(sorted, 0.99);
-  s.mean = mean_of(samples);
-  if (s.n < 2) return s;
-
-  s.stddev = stddev_of(samples);
-  s.cv = ratio_or_nan(s.stddev, s.mean);
-  const double dof = static_cast<double>(s.n - 1);
-  s.ci_half_width = t_critical(confidence, dof) * s.stddev / std::sqrt(static_cast<double>(s.n));
-  s.ci_rel = ratio_or_nan(s.ci_half_width, s.mean);
+  // Below two samples the spread statistics are NaN by their own definitions.
+  const Samples sample(samples);
+  for (const auto& column : kSummaryStatistics)
+    s.*column.value = column.statistic->compute(sample, {column.q, confidence, {}}).value;
   return s;
 }
 

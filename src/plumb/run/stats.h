@@ -8,7 +8,10 @@
 
 #include <cstddef>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include "plumb/run/statistic_registry.h"
 
 namespace plumb::run {
 
@@ -25,20 +28,33 @@ struct Summary {
 
 // Every statistic of a Summary but n, once: the store's columns of a run (named so), its reads
 // and writes, a run's JSON ("step_time", or "latency" for the per-step latency percentiles)
-// and the CSV export's columns all walk this list, in this order.
+// and the CSV export's columns all walk this list, in this order; summarize computes each
+// through its registered statistic (statistic_registry.h), which says how.
 struct SummaryStatistic {
   const char* name;
   double Summary::*value;
-  bool latency;  // one of the latency percentiles (the run JSON's "latency" object)
+  bool latency;                // one of the latency percentiles (the run JSON's "latency" object)
+  const Statistic* statistic;  // how it is computed
+  double q;                    // the percentiles' quantile (0 for the others)
 };
 inline constexpr SummaryStatistic kSummaryStatistics[] = {
-    {"mean", &Summary::mean, false},     {"median", &Summary::median, false},
-    {"min", &Summary::min, false},       {"p5", &Summary::p5, false},
-    {"p95", &Summary::p95, false},       {"max", &Summary::max, false},
-    {"stddev", &Summary::stddev, false}, {"cv", &Summary::cv, false},
-    {"ci_rel", &Summary::ci_rel, false}, {"ci_half_width", &Summary::ci_half_width, false},
-    {"p50", &Summary::p50, true},        {"p90", &Summary::p90, true},
-    {"p99", &Summary::p99, true}};
+    {"mean", &Summary::mean, false, &statistic::kMean, 0},
+    {"median", &Summary::median, false, &statistic::kMedian, 0},
+    {"min", &Summary::min, false, &statistic::kMin, 0},
+    {"p5", &Summary::p5, false, &statistic::kPercentile, 0.05},
+    {"p95", &Summary::p95, false, &statistic::kPercentile, 0.95},
+    {"max", &Summary::max, false, &statistic::kMax, 0},
+    {"stddev", &Summary::stddev, false, &statistic::kStddev, 0},
+    {"cv", &Summary::cv, false, &statistic::kCv, 0},
+    {"ci_rel", &Summary::ci_rel, false, &statistic::kCiRel, 0},
+    {"ci_half_width", &Summary::ci_half_width, false, &statistic::kCiHalfWidth, 0},
+    {"p50", &Summary::p50, true, &statistic::kPercentile, 0.50},
+    {"p90", &Summary::p90, true, &statistic::kPercentile, 0.90},
+    {"p99", &Summary::p99, true, &statistic::kPercentile, 0.99}};
+
+// How a summary column is computed: its statistic's line, with the quantile of a percentile
+// ("percentile at q = 0.95: ...").
+std::string how_computed(const SummaryStatistic& column);
 
 double mean_of(const std::vector<double>& xs);
 double stddev_of(const std::vector<double>& xs);  // sample stddev (n-1)
