@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
-#include "plumb/core/text.h"
 
 namespace plumb::analysis {
 namespace {
@@ -44,13 +43,6 @@ std::vector<TunePoint> all_points(const std::vector<TuneFactor>& factors) {
     points = std::move(grown);
   }
   return points;
-}
-
-std::string point_text(const std::vector<TuneFactor>& factors, const TunePoint& point) {
-  std::vector<std::string> parts;
-  for (size_t f = 0; f < factors.size(); ++f)
-    if (point[f] != 0) parts.push_back(factors[f].name + "=" + factors[f].values[point[f]]);
-  return parts.empty() ? "stock" : join(parts, " ");
 }
 
 HalvingResult successive_halving(const std::vector<TunePoint>& space, const MeasureFn& measure,

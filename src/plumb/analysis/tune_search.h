@@ -17,30 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "plumb/run/tune_point.h"
+
 namespace plumb::analysis {
 
-// One factor of the space; values as text, value 0 being the stock configuration's.
-struct TuneFactor {
-  std::string name;
-  std::vector<std::string> values;
-};
-
-using TunePoint = std::vector<size_t>;  // a value index per factor; all zeros: stock
+// The space's vocabulary lives with the trials that measure it (run/tune_point.h).
+using run::point_text;
+using run::TrialOutcome;
+using run::TuneFactor;
+using run::TunePoint;
 
 // Every point of the space (the cartesian product of the factors' values), stock first.
 std::vector<TunePoint> all_points(const std::vector<TuneFactor>& factors);
-// "dtype=bf16 memory_format=channels_last": the factors where `point` differs from stock, or
-// "stock".
-std::string point_text(const std::vector<TuneFactor>& factors, const TunePoint& point);
-
-struct TrialOutcome {
-  bool ok = false;
-  std::string message;    // why not ok
-  double throughput = 0;  // units/s over the timed steps
-  double step_s = 0;      // mean timed step, seconds
-  size_t steps = 0;       // timed steps taken (fewer than asked when the trial was cut short)
-  double seconds = 0;     // wall time of the trial, building and warm-up included
-};
 
 // Measures `points` with `steps` timed steps each and returns one outcome per point, in order.
 using MeasureFn =

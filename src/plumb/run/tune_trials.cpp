@@ -17,7 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void add_factor(TuneSpace& space, analysis::TuneFactor factor, const std::string& single_reason) {
+void add_factor(TuneSpace& space, TuneFactor factor, const std::string& single_reason) {
   if (factor.values.size() > 1) {
     space.factors.push_back(std::move(factor));
   } else {
@@ -25,7 +25,7 @@ void add_factor(TuneSpace& space, analysis::TuneFactor factor, const std::string
   }
 }
 
-const std::string& value_of(const TuneSpace& space, const analysis::TunePoint& point,
+const std::string& value_of(const TuneSpace& space, const TunePoint& point,
                             const std::string& factor) {
   for (size_t f = 0; f < space.factors.size(); ++f)
     if (space.factors[f].name == factor) return space.factors[f].values[point[f]];
@@ -45,33 +45,33 @@ ModelKey model_key(const RunOptions& o) {
 TuneSpace make_tune_space(const RunOptions& stock, const TuneSpaceRequest& request) {
   TuneSpace space;
   space.stock = stock;
-  analysis::TuneFactor threads{"threads", {std::to_string(stock.threads)}};
+  TuneFactor threads{"threads", {std::to_string(stock.threads)}};
   for (int t = stock.threads / 2; t >= 1; t /= 2) threads.values.push_back(std::to_string(t));
   add_factor(space, threads, "one thread is all the stock run uses");
 
-  analysis::TuneFactor dtype{"dtype", {dtype_name(stock.dtype)}};
+  TuneFactor dtype{"dtype", {dtype_name(stock.dtype)}};
   for (Dtype d : request.dtypes)
     if (d != stock.dtype) dtype.values.push_back(dtype_name(d));
   add_factor(space, dtype, "no other precision is allowed (--dtypes, or the error budget)");
 
-  analysis::TuneFactor format{"memory_format", {memory_format_name(stock.memory_format)}};
+  TuneFactor format{"memory_format", {memory_format_name(stock.memory_format)}};
   if (request.has_convolutions)
     for (MemoryFormat m : {MemoryFormat::kContiguous, MemoryFormat::kChannelsLast})
       if (m != stock.memory_format) format.values.push_back(memory_format_name(m));
   add_factor(space, format, "the model has no 4-D weights, so channels_last changes nothing");
 
-  analysis::TuneFactor engine{"engine", {engine_name(stock.engine)}};
+  TuneFactor engine{"engine", {engine_name(stock.engine)}};
   for (Engine e : {Engine::kOnednn, Engine::kNative})
     if (e != stock.engine) engine.values.push_back(engine_name(e));
   add_factor(space, engine, "");
 
-  analysis::TuneFactor heap{"heap", {heap_policy_name(stock.heap)}};
+  TuneFactor heap{"heap", {heap_policy_name(stock.heap)}};
   for (HeapPolicy h : {HeapPolicy::kKeep, HeapPolicy::kReturn})
     if (h != stock.heap) heap.values.push_back(heap_policy_name(h));
   add_factor(space, heap, "");
 
   const int64_t stock_batch = stock.config.get_int("batch");
-  analysis::TuneFactor batch{"batch", {std::to_string(stock_batch)}};
+  TuneFactor batch{"batch", {std::to_string(stock_batch)}};
   for (int64_t b : request.batches)
     if (b != stock_batch && b >= 1) batch.values.push_back(std::to_string(b));
   add_factor(space, batch,
@@ -89,7 +89,7 @@ TuneSpace make_tune_space(const RunOptions& stock, const TuneSpaceRequest& reque
   return space;
 }
 
-RunOptions options_at(const TuneSpace& space, const analysis::TunePoint& point) {
+RunOptions options_at(const TuneSpace& space, const TunePoint& point) {
   PLUMB_ASSERT(point.size() == space.factors.size(), "a point of this space");
   RunOptions o = space.stock;
   if (const auto& v = value_of(space, point, "threads"); !v.empty()) o.threads = std::stoi(v);
@@ -114,9 +114,9 @@ bool has_convolution_weights(const Workload& workload, const RunOptions& options
 TrialRunner::TrialRunner(const Workload& workload, const TuneSpace& space, ProgressFn progress)
     : workload_(workload), space_(space), progress_(std::move(progress)) {}
 
-std::vector<analysis::TrialOutcome> TrialRunner::operator()(
-    const std::vector<analysis::TunePoint>& points, size_t steps) {
-  std::vector<analysis::TrialOutcome> outcomes(points.size());
+std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& points,
+                                                  size_t steps) {
+  std::vector<TrialOutcome> outcomes(points.size());
   std::map<ModelKey, std::vector<size_t>> groups;  // in first-seen order within each key
   std::vector<ModelKey> order;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -132,8 +132,7 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
     outcomes[m].ok = false;
     outcomes[m].message = kNotReached;
     if (progress_)
-      progress_(
-          fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]), kNotReached));
+      progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]), kNotReached));
   };
   // Under a deadline, the first configuration of every model comes before the rest of any
   // model (one more build per model), so a budget that ends early still saw every precision,
@@ -173,10 +172,10 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
       double shared_s = seconds_since(build_start);
       // Engines whose first step on this model was hopeless (see kWarmupCutFactor): the
       // group's other members differ only in threads and heap, which cannot close a 10x gap.
-      std::map<Engine, analysis::TrialOutcome> hopeless_engines;
+      std::map<Engine, TrialOutcome> hopeless_engines;
       for (size_t m : members) {
         const RunOptions o = options_at(space_, points[m]);
-        analysis::TrialOutcome& out = outcomes[m];
+        TrialOutcome& out = outcomes[m];
         const auto start = Clock::now();
         RunResult member;
         if (past_deadline()) {
@@ -193,8 +192,7 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
               kWarmupCutFactor);
           ++done;
           if (progress_)
-            progress_(fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]),
-                                  out.message));
+            progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]), out.message));
           continue;
         }
         try {
@@ -236,7 +234,7 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
         ++done;
         ++measured;
         if (progress_)
-          progress_(fmt::format("{:<44} {}", analysis::point_text(space_.factors, points[m]),
+          progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]),
                                 out.ok ? fmt::format("{:.2f} {} ({} steps)", out.throughput,
                                                      workload_.info.throughput_unit, out.steps)
                                        : out.message));
@@ -245,13 +243,12 @@ std::vector<analysis::TrialOutcome> TrialRunner::operator()(
     if (group.status != RunStatus::kOk) failed_models[key] = group.message;
     if (group.status != RunStatus::kOk)
       for (size_t k = done; k < members.size(); ++k) {
-        analysis::TrialOutcome& out = outcomes[members[k]];
+        TrialOutcome& out = outcomes[members[k]];
         out.ok = false;
         out.message = group.message;
         out.seconds = k == done ? seconds_since(build_start) : 0;
         if (progress_)
-          progress_(fmt::format("{:<44} {}",
-                                analysis::point_text(space_.factors, points[members[k]]),
+          progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[members[k]]),
                                 group.message));
       }
   }

@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "plumb/analysis/tune_search.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
 #include "plumb/run/runner.h"
+#include "plumb/run/tune_point.h"
 
 namespace plumb::run {
 
 struct TuneSpace {
   RunOptions stock;  // the configuration every value 0 stands for
-  std::vector<analysis::TuneFactor> factors;
+  std::vector<TuneFactor> factors;
   // Settings that exist but are not searched here, each with the reason.
   std::vector<std::string> not_searched;
 };
@@ -37,7 +37,7 @@ struct TuneSpaceRequest {
 TuneSpace make_tune_space(const RunOptions& stock, const TuneSpaceRequest& request);
 
 // The run options of a point of the space.
-RunOptions options_at(const TuneSpace& space, const analysis::TunePoint& point);
+RunOptions options_at(const TuneSpace& space, const TunePoint& point);
 
 // Whether the workload's model has 4-D weights (convolutions), from one build.
 bool has_convolution_weights(const Workload& workload, const RunOptions& options);
@@ -64,9 +64,9 @@ inline constexpr char kNotReached[] = "not measured: the search's budget was spe
 class TrialRunner {
  public:
   TrialRunner(const Workload& workload, const TuneSpace& space, ProgressFn progress = {});
-  // analysis::MeasureFn.
-  std::vector<analysis::TrialOutcome> operator()(const std::vector<analysis::TunePoint>& points,
-                                                 size_t steps);
+  // Measures `points` with `steps` timed steps each, one outcome per point in order (the
+  // search's measuring callback, analysis::MeasureFn).
+  std::vector<TrialOutcome> operator()(const std::vector<TunePoint>& points, size_t steps);
   // From this time on, a call starts no further trial once it has measured one: the rest come
   // back not ok with kNotReached (so a first rung larger than the budget ends with it). With a
   // deadline, a call measures the first configuration of every model before the others.
