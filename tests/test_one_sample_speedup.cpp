@@ -12,8 +12,8 @@
 #include "cli_fixture.h"
 #include "plumb/analysis/run_comparison.h"
 #include "plumb/analysis/workload_findings.h"
-#include "plumb/cli/precision_measure.h"
 #include "plumb/core/ratio_interval.h"
+#include "plumb/jobs/precision_measure.h"
 #include "plumb/report/page.h"
 #include "plumb/report/report.h"
 #include "report_fixture.h"
@@ -141,7 +141,7 @@ int64_t store_one_sample_precisions(store::ResultsStore& db, const std::string& 
   error.examples = 8;
   const auto bf16 = *db.load_run(
       db.save_run(infer_options(workload, Dtype::kBf16), one_sample_run(0.010, 8), env, tag), true);
-  cli::save_precision_comparison(db, bf16, fp32, cli::speed_against(fp32, bf16), true, error, "");
+  jobs::save_precision_comparison(db, bf16, fp32, jobs::speed_against(fp32, bf16), true, error, "");
   store::PrecisionComparisonRecord old;
   old.run_id =
       db.save_run(infer_options(workload, Dtype::kInt8), one_sample_run(0.008, 8), env, tag);

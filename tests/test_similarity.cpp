@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "plumb/analysis/similarity.h"
-#include "plumb/cli/dendrogram_text.h"
 #include "plumb/core/errors.h"
+#include "plumb/jobs/dendrogram_text.h"
 
 namespace plumb::analysis {
 namespace {
@@ -210,7 +210,7 @@ TEST(Linkage, ParsesItsNames) {
 }
 
 TEST(DendrogramText, DrawsLeavesInOrderAndJoinsThem) {
-  const auto text = cli::dendrogram_text(cluster(four_directions(), Linkage::kAverage), 20);
+  const auto text = jobs::dendrogram_text(cluster(four_directions(), Linkage::kAverage), 20);
   // 4 leaf lines, 3 lines between them, the axis.
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 8) << text;
   EXPECT_EQ(text.rfind("a -", 0), 0u) << text;  // leaf order a, b, c, d from the top

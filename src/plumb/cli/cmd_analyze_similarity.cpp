@@ -10,11 +10,11 @@
 #include "plumb/analysis/similarity.h"
 #include "plumb/analysis/similarity_inputs.h"
 #include "plumb/cli/commands.h"
-#include "plumb/cli/dendrogram_text.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
+#include "plumb/jobs/dendrogram_text.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 
@@ -133,7 +133,7 @@ void similarity(SimilarityFlags f) {
   print_distances(vectors, distances);
   std::cout << fmt::format("\nagglomerative clustering, {} linkage:\n", f.linkage);
   print_merges(tree);
-  std::cout << '\n' << dendrogram_text(tree);
+  std::cout << '\n' << jobs::dendrogram_text(tree);
   if (f.clusters > 0) {
     std::cout << fmt::format("\n{} flat clusters (the state before the last {} merge(s)):\n",
                              f.clusters, f.clusters - 1);

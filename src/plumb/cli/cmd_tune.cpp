@@ -26,9 +26,9 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/duration_text.h"
-#include "plumb/cli/emulated_precisions.h"
+#include "plumb/jobs/emulated_precisions.h"
 #include "plumb/cli/measure_options.h"
-#include "plumb/cli/precision_measure.h"
+#include "plumb/jobs/precision_measure.h"
 #include "plumb/cli/table.h"
 #include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
@@ -147,8 +147,8 @@ FinalRuns measure_final(const Workload& w, const run::RunOptions& stock,
                         const std::string& tag) {
   FinalRuns out;
   for (size_t i = 0; i < replicates; ++i) {
-    out.stock.push_back(time_and_store(w, stock, db, tag));
-    out.best.push_back(time_and_store(w, best, db, tag));
+    out.stock.push_back(jobs::time_and_store(w, stock, db, tag));
+    out.best.push_back(jobs::time_and_store(w, best, db, tag));
   }
   return out;
 }
@@ -419,7 +419,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     const run::RunOptions& stock = plan.front();
     const auto candidates = candidate_dtypes(*f, mode);
     auto db = store::ResultsStore::open(f->measure.db);
-    warn_emulated_precisions(*db, candidates, stock.threads);
+    jobs::warn_emulated_precisions(*db, candidates, stock.threads);
     const std::string started_at = utc_now_iso8601();
 
     json doc;

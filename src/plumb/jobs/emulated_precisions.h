@@ -9,7 +9,7 @@
 #include "plumb/core/precision.h"
 #include "plumb/store/results_store.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 struct EmulatedPrecision {
   Dtype dtype = Dtype::kBf16;
@@ -48,4 +48,4 @@ std::vector<store::UntimedPrecision> still_untimed(std::vector<store::UntimedPre
                                                    const std::vector<store::StoredRun>& runs,
                                                    const std::string& tag);
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

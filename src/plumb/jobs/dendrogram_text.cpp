@@ -2,7 +2,7 @@
 // leaf order, every other line; a merge: midway between its children) and a column (its
 // height on the axis). Sibling subtrees cover disjoint row ranges and heights only grow
 // towards the root, so a node's horizontal line meets nothing but its parent's vertical one.
-#include "plumb/cli/dendrogram_text.h"
+#include "plumb/jobs/dendrogram_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 std::string dendrogram_text(const analysis::Dendrogram& dendrogram, int width) {
   const int n = static_cast<int>(dendrogram.labels.size());
@@ -68,4 +68,4 @@ std::string dendrogram_text(const analysis::Dendrogram& dendrogram, int width) {
   return out;
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

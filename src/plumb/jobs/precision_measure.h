@@ -11,7 +11,7 @@
 #include "plumb/run/runner.h"
 #include "plumb/store/results_store.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 // Runs `o` to steady state with progress on stderr, stores it with `tag`, and reads it back
 // with its samples.
@@ -29,4 +29,4 @@ void save_precision_comparison(store::ResultsStore& db, const store::StoredRun& 
                                const analysis::ThroughputComparison& speed, bool error_measured,
                                const run::OutputError& error, const std::string& note);
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

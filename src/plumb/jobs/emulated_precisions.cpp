@@ -1,5 +1,5 @@
 // Which requested precisions run emulated on this CPU (see emulated_precisions.h).
-#include "plumb/cli/emulated_precisions.h"
+#include "plumb/jobs/emulated_precisions.h"
 
 #include <algorithm>
 #include <iostream>
@@ -14,7 +14,7 @@
 #include "plumb/platform/peak_kernels.h"
 #include "plumb/run/engine_paths.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 namespace {
 
 std::optional<platform::PeakDtype> peak_dtype(Dtype dtype) {
@@ -113,4 +113,4 @@ std::vector<store::UntimedPrecision> still_untimed(std::vector<store::UntimedPre
   return records;
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

@@ -1,5 +1,5 @@
 // Measuring a precision against fp32 (see precision_measure.h).
-#include "plumb/cli/precision_measure.h"
+#include "plumb/jobs/precision_measure.h"
 
 #include <iostream>
 #include <limits>
@@ -8,7 +8,7 @@
 
 #include "plumb/platform/environment.h"
 
-namespace plumb::cli {
+namespace plumb::jobs {
 
 store::StoredRun time_and_store(const Workload& w, const run::RunOptions& o,
                                 store::ResultsStore& db, const std::string& tag) {
@@ -51,4 +51,4 @@ void save_precision_comparison(store::ResultsStore& db, const store::StoredRun& 
   db.save_precision_comparison(rec);
 }
 
-}  // namespace plumb::cli
+}  // namespace plumb::jobs

@@ -1,0 +1,104 @@
+// plumb characterize's items, budgets and resume planner (see characterize_plan.h).
+#include "plumb/jobs/characterize_plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace plumb::jobs {
+namespace {
+
+std::string characterize_item_key(const std::string& workload, const char* kind,
+                                  const std::string& mode, const std::string& dtype) {
+  return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
+}
+
+}  // namespace
+
+std::string CharacterizeItem::key() const {
+  return characterize_item_key(workload->info.name, kind.c_str(), mode_name(mode),
+                               dtype_name(dtype));
+}
+
+std::string CharacterizeItem::label() const {
+  return fmt::format("{} {} {}{}", workload->info.name, kind, mode_name(mode),
+                     dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(dtype));
+}
+
+StoredItems read_stored_items(const store::ResultsStore& db, const std::string& tag) {
+  StoredItems s;
+  std::map<int64_t, store::StoredRun> precision_runs;
+  for (auto& r : db.load_runs(/*with_samples=*/false)) {
+    if (r.tag != tag) continue;
+    if (r.dtype == "fp32") {
+      s.done.insert(characterize_item_key(r.workload, "run", r.mode, "fp32"));
+      if (r.mode == "infer" && r.result.status == run::RunStatus::kOk) s.fp32_infer[r.workload] = r;
+    } else if (r.result.status != run::RunStatus::kOk) {
+      s.done.insert(characterize_item_key(r.workload, "precision", r.mode, r.dtype));
+    } else {
+      precision_runs[r.id] = r;
+    }
+  }
+  for (const auto& c : db.load_precision_comparisons()) {
+    const auto it = precision_runs.find(c.run_id);
+    if (it == precision_runs.end()) continue;
+    s.done.insert(
+        characterize_item_key(it->second.workload, "precision", it->second.mode, it->second.dtype));
+    precision_runs.erase(it);
+  }
+  for (auto& [id, r] : precision_runs)
+    s.uncompared[characterize_item_key(r.workload, "precision", r.mode, r.dtype)] = r;
+  for (const auto& p : db.load_profiles(tag))
+    s.done.insert(characterize_item_key(p.workload, "profile", p.mode, "fp32"));
+  for (const auto& m : db.load_memory_profiles(tag))
+    s.done.insert(characterize_item_key(m.workload, "memory", m.mode, "fp32"));
+  return s;
+}
+
+CharacterizeBudget characterize_budget(const CharacterizeJobOptions& options) {
+  CharacterizeBudget b =
+      options.quick ? CharacterizeBudget{4, 4, 0.05, 2, 1} : CharacterizeBudget{10, 10, 0.02, 6, 2};
+  if (options.max_time > 0) b.max_time = b.precision_time = options.max_time;
+  if (options.max_warmup_time > 0) b.max_warmup = options.max_warmup_time;
+  return b;
+}
+
+run::RunOptions item_options(const CharacterizeJobOptions& options,
+                             const CharacterizeBudget& budget, const CharacterizeItem& item) {
+  const Workload& w = *item.workload;
+  run::RunOptions o;
+  o.workload = w.info.name;
+  o.mode = item.mode;
+  o.dtype = item.dtype;
+  o.config = options.size == "tiny" ? tiny_config(w) : suite_config(w);
+  o.threads = options.threads;
+  o.seed = options.seed;
+  o.target_ci = budget.target_ci;
+  o.min_samples = 5;
+  o.max_time_s = item.kind == "precision" ? budget.precision_time : budget.max_time;
+  o.max_warmup_s = budget.max_warmup;
+  if (item.kind == "profile" || item.kind == "memory")
+    o.max_warmup_s =
+        std::min(budget.max_warmup, 3.0);  // the timed run already found the steady step
+  run::validate_options(o);
+  return o;
+}
+
+std::vector<CharacterizeItem> plan_items(const std::vector<const Workload*>& workloads,
+                                         const std::vector<Dtype>& dtypes) {
+  std::vector<CharacterizeItem> items;
+  for (const Workload* w : workloads) {
+    std::vector<Mode> modes;
+    if (w->info.train_by_default) modes.push_back(Mode::kTrain);
+    modes.push_back(Mode::kInfer);
+    for (Mode m : modes) items.push_back({w, "run", m, Dtype::kFp32});
+    for (Mode m : modes) items.push_back({w, "profile", m, Dtype::kFp32});
+    // A training step's mix where the workload trains (gradients, optimizer state), else
+    // inference's.
+    items.push_back({w, "memory", modes.front(), Dtype::kFp32});
+    for (Dtype d : dtypes) items.push_back({w, "precision", Mode::kInfer, d});
+  }
+  return items;
+}
+
+}  // namespace plumb::jobs
