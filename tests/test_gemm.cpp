@@ -116,22 +116,22 @@ TEST(GemmTiming, MeasuresAnyShapeAndRefusesWhatALibraryCannotRun) {
   // A small batched shape runs in fp32 on both engines and gives a positive rate.
   const GemmShape shape{3, 40, 24, 56};
   const auto blas = platform::measure_gemm("fp32", platform::GemmLibrary::kTorchMm, shape, 1, 0.01);
-  ASSERT_TRUE(blas.supported) << blas.reason;
+  ASSERT_TRUE(blas.outcome.ok()) << blas.outcome.reason;
   EXPECT_GT(blas.ops_per_s, 0);
   EXPECT_EQ(blas.implementation, "at::bmm");
   const auto dnnl = platform::measure_gemm("fp32", platform::GemmLibrary::kOneDnn, shape, 1, 0.01);
 #if PLUMB_WITH_ONEDNN
-  ASSERT_TRUE(dnnl.supported) << dnnl.reason;
+  ASSERT_TRUE(dnnl.outcome.ok()) << dnnl.outcome.reason;
   EXPECT_GT(dnnl.ops_per_s, 0);
 #else
-  EXPECT_FALSE(dnnl.supported);
-  EXPECT_NE(dnnl.reason.find("without oneDNN"), std::string::npos) << dnnl.reason;
+  EXPECT_FALSE(dnnl.outcome.ok());
+  EXPECT_NE(dnnl.outcome.reason.find("without oneDNN"), std::string::npos) << dnnl.outcome.reason;
 #endif
   // LibTorch's mm has no bf16 kernel plumb counts: unsupported with the reason, no number.
   const auto bf16 = platform::measure_gemm("bf16", platform::GemmLibrary::kTorchMm, shape, 1, 0.01);
-  EXPECT_FALSE(bf16.supported);
+  EXPECT_FALSE(bf16.outcome.ok());
   EXPECT_EQ(bf16.ops_per_s, 0);
-  EXPECT_NE(bf16.reason.find("oneDNN"), std::string::npos);
+  EXPECT_NE(bf16.outcome.reason.find("oneDNN"), std::string::npos);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST(Int8Roof, EachCpuTimesTheSequencesItsEnginesRun) {
 InstructionPeak synthetic(const std::string& isa, double ops_per_s, int threads) {
   InstructionPeak p;
   p.dtype = "int8";
-  p.supported = true;
+  p.outcome = Outcome::success();
   p.isa = isa;
   p.best_ops_per_s = ops_per_s;
   p.best_threads = threads;
@@ -83,10 +83,10 @@ TEST(Int8Roof, TheFastestSequenceIsTheEnginesPeakAndEveryOneIsListed) {
   // An unsupported engine stays unsupported, with nothing listed.
   InstructionPeak none;
   none.dtype = "int8";
-  none.unsupported_reason = "no avx2";
+  none.outcome.reason = "no avx2";
   const InstructionPeak unsupported = fastest_sequence({none});
-  EXPECT_FALSE(unsupported.supported);
-  EXPECT_EQ(unsupported.unsupported_reason, "no avx2");
+  EXPECT_FALSE(unsupported.outcome.ok());
+  EXPECT_EQ(unsupported.outcome.reason, "no avx2");
   EXPECT_TRUE(unsupported.sequences.empty());
 }
 
@@ -129,7 +129,7 @@ TEST(Int8Roof, TheAvx2SequencesRunHereAndTheFasterIsTheRoof) {
   avx2.avx512f = avx2.avx512bw = avx2.avx512vl = false;
   avx2.avx512_vnni = avx2.avx_vnni = avx2.avx512_bf16 = avx2.avx512_fp16 = false;
   const InstructionPeak p = measure_instruction_peak(Dtype::kInt8, 1, 0.05, avx2);
-  ASSERT_TRUE(p.supported) << p.unsupported_reason;
+  ASSERT_TRUE(p.outcome.ok()) << p.outcome.reason;
   ASSERT_EQ(p.sequences.size(), 2u);
   double fastest = 0;
   for (const SequencePeak& s : p.sequences) {
@@ -149,7 +149,7 @@ TEST(Int8Roof, TheAvx512SequenceRunsWhereTheCpuHasIt) {
   if (!skx.avx512f || !skx.avx512bw) GTEST_SKIP() << "needs AVX-512F and BW";
   skx.avx512_vnni = skx.avx_vnni = false;
   const InstructionPeak p = measure_instruction_peak(Dtype::kInt8, 1, 0.05, skx);
-  ASSERT_TRUE(p.supported) << p.unsupported_reason;
+  ASSERT_TRUE(p.outcome.ok()) << p.outcome.reason;
   EXPECT_EQ(p.isa, "avx512bw vpmaddubsw+vpmaddwd+vpaddd (oneDNN's order)");
   EXPECT_EQ(p.instruction_bits, 512);
   EXPECT_GT(p.best_ops_per_s, 0);

@@ -211,7 +211,7 @@ TEST(PeakTheory, MeasuredFp32OnThisMachineIsAValidEngine) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "needs an x86-64 CPU (the instruction-peak kernels are x86-64 only)";
 #endif
-  ASSERT_TRUE(peak.supported) << peak.unsupported_reason;
+  ASSERT_TRUE(peak.outcome.ok()) << peak.outcome.reason;
   ASSERT_EQ(peak.by_threads.size(), 1u);
   const PeakPoint& one = peak.by_threads[0];
   ASSERT_GT(one.clock_hz, 0);
@@ -300,13 +300,13 @@ TEST(TileKernels, MatrixPeakIsMeasuredOrRefusedWithTheReason) {
     EXPECT_EQ(peak.engine, EngineKind::kMatrix);
     std::string reason;
     if (!amx_usable(detect_cpu_features(), dtype, &reason)) {
-      EXPECT_FALSE(peak.supported);
-      EXPECT_EQ(peak.unsupported_reason, reason);
+      EXPECT_FALSE(peak.outcome.ok());
+      EXPECT_EQ(peak.outcome.reason, reason);
       EXPECT_NE(reason.find("AMX"), std::string::npos) << reason;
       EXPECT_TRUE(peak.by_threads.empty());
       continue;
     }
-    ASSERT_TRUE(peak.supported);
+    ASSERT_TRUE(peak.outcome.ok());
     ASSERT_EQ(peak.by_threads.size(), 1u);
     EXPECT_DOUBLE_EQ(peak.ops_per_instruction, tile_ops_per_instruction(dtype));
     // No tile engine retires more than one tile product per cycle.

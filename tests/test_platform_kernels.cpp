@@ -198,11 +198,11 @@ TEST(PlatformKernels, Fp32PeakIsMeasuredPerThreadCount) {
   const int threads = std::min(2, std::max(1, static_cast<int>(allowed_cpus().size())));
   InstructionPeak peak = measure_instruction_peak(Dtype::kFp32, threads, 0.03);
 #if !defined(__x86_64__)
-  EXPECT_FALSE(peak.supported);  // the kernels are x86-64 only, and say so
-  EXPECT_FALSE(peak.unsupported_reason.empty());
+  EXPECT_FALSE(peak.outcome.ok());  // the kernels are x86-64 only, and say so
+  EXPECT_FALSE(peak.outcome.reason.empty());
   return;
 #endif
-  ASSERT_TRUE(peak.supported) << peak.unsupported_reason;
+  ASSERT_TRUE(peak.outcome.ok()) << peak.outcome.reason;
   EXPECT_EQ(peak.dtype, "fp32");
   EXPECT_FALSE(peak.isa.empty());
   EXPECT_EQ(peak.engine, EngineKind::kVector);
@@ -238,7 +238,7 @@ TEST(PlatformKernels, NarrowerIsaKernelsRun) {
   avx2.avx512f = avx2.avx512bw = avx2.avx512vl = false;
   avx2.avx512_vnni = avx2.avx512_bf16 = avx2.avx512_fp16 = avx2.avx_vnni = false;
   auto check = [](const InstructionPeak& p) {
-    ASSERT_TRUE(p.supported) << p.dtype;
+    ASSERT_TRUE(p.outcome.ok()) << p.dtype;
     ASSERT_EQ(p.by_threads.size(), 1u);
     EXPECT_GT(p.best_ops_per_s, 0) << p.dtype;
     const InferredTheory t = inferred_theory(p);
@@ -278,8 +278,8 @@ TEST(PlatformKernels, UnsupportedDtypeIsReportedNotMeasured) {
   cpu.avx512_fp16 = false;  // what this CPU, or any without avx512_fp16, says
   InstructionPeak fp16 = measure_instruction_peak(Dtype::kFp16, 2, 0.05, cpu);
   EXPECT_EQ(fp16.dtype, "fp16");
-  EXPECT_FALSE(fp16.supported);
-  EXPECT_NE(fp16.unsupported_reason.find("avx512_fp16"), std::string::npos);
+  EXPECT_FALSE(fp16.outcome.ok());
+  EXPECT_NE(fp16.outcome.reason.find("avx512_fp16"), std::string::npos);
   EXPECT_TRUE(fp16.isa.empty());
   EXPECT_TRUE(fp16.by_threads.empty());
   EXPECT_EQ(fp16.best_ops_per_s, 0);
@@ -287,20 +287,20 @@ TEST(PlatformKernels, UnsupportedDtypeIsReportedNotMeasured) {
 
   cpu.avx512_bf16 = false;  // bf16 is never emulated
   InstructionPeak bf16 = measure_instruction_peak(Dtype::kBf16, 1, 0.05, cpu);
-  EXPECT_FALSE(bf16.supported);
-  EXPECT_NE(bf16.unsupported_reason.find("avx512_bf16"), std::string::npos);
+  EXPECT_FALSE(bf16.outcome.ok());
+  EXPECT_NE(bf16.outcome.reason.find("avx512_bf16"), std::string::npos);
   EXPECT_TRUE(bf16.by_threads.empty());
 
   // The real CPU: whatever it lacks is reported the same way, even when a caller claims the
   // feature (it would otherwise die on an illegal instruction).
   if (!detect_cpu_features().avx512_fp16) {
     InstructionPeak real = measure_instruction_peak(Dtype::kFp16, 1, 0.05);
-    EXPECT_FALSE(real.supported);
-    EXPECT_EQ(real.unsupported_reason, "no avx512_fp16 on this CPU");
+    EXPECT_FALSE(real.outcome.ok());
+    EXPECT_EQ(real.outcome.reason, "no avx512_fp16 on this CPU");
     EXPECT_TRUE(real.by_threads.empty());
     CpuFeatures claimed = detect_cpu_features();
     claimed.avx512_fp16 = true;
-    EXPECT_FALSE(measure_instruction_peak(Dtype::kFp16, 1, 0.05, claimed).supported);
+    EXPECT_FALSE(measure_instruction_peak(Dtype::kFp16, 1, 0.05, claimed).outcome.ok());
   }
 }
 

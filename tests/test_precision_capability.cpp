@@ -25,14 +25,14 @@ TEST(PrecisionCapability, UnitsAreWhatTheProbeFound) {
   const auto without = precision_units(
       probe_with_bf16(false, "no avx512_bf16 on this CPU; no AMX bf16 on this CPU"), Dtype::kBf16);
   ASSERT_TRUE(without.has_value());
-  EXPECT_FALSE(without->has_units);
-  EXPECT_EQ(without->probe_reason, "no avx512_bf16 on this CPU; no AMX bf16 on this CPU");
+  EXPECT_FALSE(without->ok());
+  EXPECT_EQ(without->reason, "no avx512_bf16 on this CPU; no AMX bf16 on this CPU");
   const auto with = precision_units(probe_with_bf16(true, ""), Dtype::kBf16);
   ASSERT_TRUE(with.has_value());
-  EXPECT_TRUE(with->has_units);
-  EXPECT_TRUE(precision_units(probe_with_bf16(false, "x"), Dtype::kInt8)->has_units);
+  EXPECT_TRUE(with->ok());
+  EXPECT_TRUE(precision_units(probe_with_bf16(false, "x"), Dtype::kInt8)->ok());
   // fp32 is the reference: it always runs on its own units.
-  EXPECT_TRUE(precision_units(json::object(), Dtype::kFp32)->has_units);
+  EXPECT_TRUE(precision_units(json::object(), Dtype::kFp32)->ok());
   // A document without the dtype, or no probe document at all, decides nothing.
   EXPECT_FALSE(precision_units(json::object(), Dtype::kBf16).has_value());
   EXPECT_FALSE(precision_units(json{{"peaks", {{"fp32", {{"supported", true}}}}}}, Dtype::kBf16)
@@ -40,14 +40,14 @@ TEST(PrecisionCapability, UnitsAreWhatTheProbeFound) {
 }
 
 TEST(PrecisionCapability, TheSentenceSaysWhatWasFoundAndWhatTheEmulationCosts) {
-  const PrecisionUnits units{false, "no avx512_bf16 on this CPU"};
+  const PrecisionUnits units{OutcomeState::kUnsupported, "no avx512_bf16 on this CPU"};
   const auto text =
       no_units_sentence(Dtype::kBf16, units, {"its reference kernels", 0.081, "a 3x3 convolution"});
   EXPECT_EQ(text,
             "bf16: no bf16 units on this CPU (the probe: no avx512_bf16 on this CPU); LibTorch "
             "emulates it on its reference kernels, 0.081x fp32 measured on a 3x3 convolution");
   // Nothing measured: no figure is made up.
-  EXPECT_EQ(no_units_sentence(Dtype::kBf16, PrecisionUnits{false, ""}, {}),
+  EXPECT_EQ(no_units_sentence(Dtype::kBf16, PrecisionUnits{OutcomeState::kUnsupported, ""}, {}),
             "bf16: no bf16 units on this CPU; LibTorch emulates it");
 }
 
@@ -64,8 +64,8 @@ TEST(PrecisionCapability, HiddenFeaturesSendTheProbeDownTheNoUnitsPath) {
   const auto engines = platform::measure_engine_peaks({Dtype::kBf16}, 1, 0.002);
   ASSERT_FALSE(engines.empty());
   for (const auto& engine : engines) {
-    EXPECT_FALSE(engine.supported);
-    EXPECT_FALSE(engine.unsupported_reason.empty());
+    EXPECT_FALSE(engine.outcome.ok());
+    EXPECT_FALSE(engine.outcome.reason.empty());
   }
   env.set("PLUMB_CPU_FEATURES_OFF", "avx512_bf17");
   EXPECT_THROW(platform::detect_cpu_features(), UsageError);

@@ -7,23 +7,21 @@ namespace plumb::analysis {
 
 std::optional<PrecisionUnits> precision_units(const nlohmann::ordered_json& probe_document,
                                               Dtype dtype) {
-  if (dtype == Dtype::kFp32) return PrecisionUnits{};
+  if (dtype == Dtype::kFp32) return Outcome::success();
   const auto peaks = probe_document.find("peaks");
   if (peaks == probe_document.end() || !peaks->is_object()) return std::nullopt;
   const auto peak = peaks->find(dtype_name(dtype));
   if (peak == peaks->end() || !peak->is_object() || !peak->contains("supported"))
     return std::nullopt;
-  PrecisionUnits units;
-  units.has_units = peak->at("supported").get<bool>();
-  if (!units.has_units) units.probe_reason = peak->value("reason", std::string());
-  return units;
+  return Outcome::supported_if(peak->at("supported").get<bool>(),
+                               peak->value("reason", std::string()));
 }
 
 std::string no_units_sentence(Dtype dtype, const PrecisionUnits& units,
                               const Emulation& emulation) {
   const std::string name = dtype_name(dtype);
   std::string text = fmt::format("{}: no {} units on this CPU", name, name);
-  if (!units.probe_reason.empty()) text += " (the probe: " + units.probe_reason + ")";
+  if (!units.reason.empty()) text += " (the probe: " + units.reason + ")";
   text += "; LibTorch emulates it";
   if (!emulation.kernels.empty()) text += " on " + emulation.kernels;
   if (emulation.speed_vs_fp32 > 0)

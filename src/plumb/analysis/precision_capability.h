@@ -10,14 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/outcome.h"
 #include "plumb/core/precision.h"
 
 namespace plumb::analysis {
 
-struct PrecisionUnits {
-  bool has_units = true;     // an engine of the probe's ran it (fp32 always counts as having them)
-  std::string probe_reason;  // the probe's words when none did: "no avx512_bf16 on this CPU"
-};
+// Whether the CPU has units for a precision, as the probe found: ok when an engine of the probe's
+// ran it (fp32 always has them), else unsupported with the probe's words ("no avx512_bf16 on this
+// CPU").
+using PrecisionUnits = Outcome;
 
 // From a probe document (docs/json.md, `peaks.<dtype>`). A document without the dtype decides
 // nothing: nullopt.

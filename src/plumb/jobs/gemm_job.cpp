@@ -29,7 +29,7 @@ platform::GemmPeak fastest_gemm_engine(const std::string& dtype, const GemmShape
       platform::measure_gemm(dtype, platform::GemmLibrary::kOneDnn, shape, threads, seconds));
   platform::GemmPeak best = tried.back();
   for (const auto& t : tried)
-    if (t.supported && (!best.supported || t.ops_per_s > best.ops_per_s)) best = t;
+    if (t.outcome.ok() && (!best.outcome.ok() || t.ops_per_s > best.ops_per_s)) best = t;
   return best;
 }
 

@@ -21,9 +21,9 @@ nlohmann::ordered_json gemm_shape_json(const GemmShape& s) {
 
 nlohmann::ordered_json gemm_peak_json(const platform::GemmPeak& p) {
   nlohmann::ordered_json j;
-  j["supported"] = p.supported;
-  if (!p.supported) {
-    j["reason"] = p.reason;
+  j["supported"] = p.outcome.ok();
+  if (!p.outcome.ok()) {
+    j["reason"] = p.outcome.reason;
     return j;
   }
   j["library"] = p.library;
@@ -61,7 +61,7 @@ nlohmann::ordered_json census_row_json(const GemmResult& result, size_t i) {
     for (const auto& m : result.rates[i]) {
       auto p = gemm_peak_json(m);
       const auto& sq = result.square_rates.at(m.dtype);
-      if (m.supported && sq.supported && sq.ops_per_s > 0)
+      if (m.outcome.ok() && sq.outcome.ok() && sq.ops_per_s > 0)
         p["of_square"] = json_number(m.ops_per_s / sq.ops_per_s);
       j["by_dtype"][m.dtype] = p;
     }
@@ -71,9 +71,9 @@ nlohmann::ordered_json census_row_json(const GemmResult& result, size_t i) {
 }
 
 std::string rate_text(const platform::GemmPeak& p, const platform::GemmPeak* square) {
-  if (!p.supported) return "-";
+  if (!p.outcome.ok()) return "-";
   std::string s = format_number(p.ops_per_s / 1e9, 1);
-  if (square != nullptr && square->supported && square->ops_per_s > 0)
+  if (square != nullptr && square->outcome.ok() && square->ops_per_s > 0)
     s += " (" + format_percent(p.ops_per_s / square->ops_per_s, 0) + ")";
   return s;
 }
@@ -120,9 +120,9 @@ void print_speeds(const GemmResult& result, std::ostream& out) {
   speed.print(out);
   for (const auto& d : result.dtypes) {
     const auto& sq = result.square_rates.at(d);
-    out << fmt::format(
-        "  {}: {}\n", d,
-        sq.supported ? sq.library + " " + sq.implementation : "not measured: " + sq.reason);
+    out << fmt::format("  {}: {}\n", d,
+                       sq.outcome.ok() ? sq.library + " " + sq.implementation
+                                       : "not measured: " + sq.outcome.reason);
   }
 }
 

@@ -45,10 +45,11 @@ bool torch_mm_runs(const DtypeInfo& row) {
 // LibTorch's own CPU GEMM for fp32/fp64 is OpenBLAS (s/dgemm): what the workloads' linear
 // layers run on. Batched shapes go through bmm (a loop of GEMMs in 1.13).
 GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, double seconds) {
-  GemmPeak p{dtype, kTorchMmName, false, "", "at::mm", s, threads, 0};
+  GemmPeak p{dtype, kTorchMmName, {OutcomeState::kUnsupported, ""}, "at::mm", s, threads, 0};
   const auto row = dtype_from_name(dtype);
   if (!row || !torch_mm_runs(dtype_info(*row))) {
-    p.reason = "LibTorch's CPU mm has no fast " + dtype + " kernel; oneDNN's matmul runs it";
+    p.outcome.reason =
+        "LibTorch's CPU mm has no fast " + dtype + " kernel; oneDNN's matmul runs it";
     return p;
   }
   torch::NoGradGuard no_grad;
@@ -69,7 +70,7 @@ GemmPeak torch_mm(const std::string& dtype, const GemmShape& s, int threads, dou
                         at::mm_out(c, a, b);
                     },
                     seconds);
-  p.supported = true;
+  p.outcome = Outcome::success();
   return p;
 }
 
@@ -97,10 +98,10 @@ const DnnlTypes* dnnl_types(const std::string& dtype) {
 
 GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, double seconds) {
   using dnnl::memory;
-  GemmPeak p{dtype, kOneDnnName, false, "", "", s, threads, 0};
+  GemmPeak p{dtype, kOneDnnName, {OutcomeState::kUnsupported, ""}, "", s, threads, 0};
   const DnnlTypes* t = dnnl_types(dtype);
   if (t == nullptr) {
-    p.reason = "plumb runs oneDNN's matmul in fp32, bf16, fp16 and int8 only";
+    p.outcome.reason = "plumb runs oneDNN's matmul in fp32, bf16, fp16 and int8 only";
     return p;
   }
   try {
@@ -117,8 +118,8 @@ GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, doubl
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
     p.implementation = pd.impl_info_str();
     if (p.implementation.rfind("ref", 0) == 0) {
-      p.reason = "oneDNN has only its reference kernel (" + p.implementation +
-                 ") for this dtype on this CPU";
+      p.outcome.reason = "oneDNN has only its reference kernel (" + p.implementation +
+                         ") for this dtype on this CPU";
       return p;
     }
     memory a(a_md, engine), b(b_md, engine), c(c_md, engine);
@@ -136,9 +137,9 @@ GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, doubl
               stream.wait();
             },
             seconds);
-    p.supported = true;
+    p.outcome = Outcome::success();
   } catch (const dnnl::error& e) {
-    p.reason = std::string("oneDNN cannot run this dtype here: ") + e.what();
+    p.outcome.reason = std::string("oneDNN cannot run this dtype here: ") + e.what();
   }
   return p;
 }
@@ -146,8 +147,8 @@ GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, doubl
 // Built without oneDNN's headers (a LibTorch that bundles oneDNN privately, as PyTorch wheels
 // do): the matmul ceilings are not measured.
 GemmPeak onednn(const std::string& dtype, const GemmShape& s, int threads, double) {
-  GemmPeak p{dtype, kOneDnnName, false, "", "", s, threads, 0};
-  p.reason = "this plumb was built without oneDNN (Debian: apt-get install libdnnl-dev)";
+  GemmPeak p{dtype, kOneDnnName, {OutcomeState::kUnsupported, ""}, "", s, threads, 0};
+  p.outcome.reason = "this plumb was built without oneDNN (Debian: apt-get install libdnnl-dev)";
   return p;
 }
 #endif

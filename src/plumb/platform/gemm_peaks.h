@@ -9,14 +9,15 @@
 #include <vector>
 
 #include "plumb/core/gemm_shape.h"
+#include "plumb/core/outcome.h"
 
 namespace plumb::platform {
 
 struct GemmPeak {
   std::string dtype;    // "fp32", "fp64", "bf16", "fp16", "int8"
   std::string library;  // "openblas (libtorch mm)" or "onednn matmul"
-  bool supported = false;
-  std::string reason;          // why not, when unsupported
+  // Unsupported (with why) until the library ran it: then ok.
+  Outcome outcome{OutcomeState::kUnsupported, ""};
   std::string implementation;  // the kernel the library picked (oneDNN: e.g. "brg:avx512_core")
   GemmShape shape;             // the probe's peaks are square: M = N = K
   int threads = 0;

@@ -108,10 +108,10 @@ EngineRun start_engine(Dtype dtype, const PeakVariant& v, int max_threads,
   e.peak.dtype = dtype_name(dtype);
   e.peak.engine = v.engine;
   if (v.kernel == nullptr) {
-    e.peak.unsupported_reason = v.reason;
+    e.peak.outcome.reason = v.reason;
     return e;
   }
-  e.peak.supported = true;
+  e.peak.outcome = Outcome::success();
   e.peak.isa = v.isa;
   e.peak.ops_per_instruction = v.ops_per_instruction;
   e.peak.instruction_bits = v.instruction_bits;
@@ -211,10 +211,10 @@ std::vector<InstructionPeak> measure_variants(const std::vector<std::pair<Dtype,
   for (int threads = 1; threads <= max_threads; ++threads)
     for (int round = 0; round < kRounds; ++round)
       for (EngineRun& e : runs)
-        if (e.peak.supported) repeat_once(e, threads, per_rep, clock_trips, cpus);
+        if (e.peak.outcome.ok()) repeat_once(e, threads, per_rep, clock_trips, cpus);
   std::vector<InstructionPeak> out;
   for (EngineRun& e : runs) {
-    if (e.peak.supported) finish_engine(e, clock_trips, cpus);
+    if (e.peak.outcome.ok()) finish_engine(e, clock_trips, cpus);
     out.push_back(std::move(e.peak));
   }
   return out;
@@ -248,13 +248,14 @@ InstructionPeak fastest_sequence(std::vector<InstructionPeak> candidates) {
   PLUMB_ASSERT(!candidates.empty(), "an engine has at least one sequence");
   size_t best = 0;
   for (size_t i = 1; i < candidates.size(); ++i)
-    if (candidates[i].supported && (!candidates[best].supported ||
-                                    candidates[i].best_ops_per_s > candidates[best].best_ops_per_s))
+    if (candidates[i].outcome.ok() &&
+        (!candidates[best].outcome.ok() ||
+         candidates[i].best_ops_per_s > candidates[best].best_ops_per_s))
       best = i;
   InstructionPeak out = candidates[best];
   out.sequences.clear();
   for (const InstructionPeak& c : candidates)
-    if (c.supported) out.sequences.push_back({c.isa, c.best_ops_per_s, c.best_threads});
+    if (c.outcome.ok()) out.sequences.push_back({c.isa, c.best_ops_per_s, c.best_threads});
   return out;
 }
 

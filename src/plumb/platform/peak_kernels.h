@@ -31,8 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/outcome.h"
 #include "plumb/platform/cpu_features.h"
-#include "plumb/platform/peak_theory.h"   // EngineKind
+#include "plumb/platform/peak_theory.h"  // EngineKind
 
 namespace plumb::platform {
 
@@ -58,9 +59,9 @@ struct SequencePeak {
 struct InstructionPeak {
   std::string dtype;  // dtype_name()
   EngineKind engine = EngineKind::kVector;
-  bool supported = false;
+  // Unsupported (with why: "no avx512_bf16 on this CPU") until measured: then ok.
+  Outcome outcome{OutcomeState::kUnsupported, ""};
   std::string isa;  // the instruction measured, e.g. "avx512 vfmadd231ps", "amx tdpbf16ps"
-  std::string unsupported_reason;
   // What one instruction does: lanes x ops per lane (vector), 2 x M x N x K (tile); and the
   // vector width in bits (0 for tiles). The theory is inferred from these (peak_theory.h).
   double ops_per_instruction = 0;
@@ -78,8 +79,7 @@ struct InstructionPeak {
 // barrier), spending about `seconds_per_point` per thread count and sequence in a few
 // repetitions and keeping the best. ops_per_s = total ops / wall time of the concurrent
 // region. max_threads <= 0 means all logical CPUs.
-InstructionPeak measure_instruction_peak(Dtype dtype, int max_threads,
-                                         double seconds_per_point);
+InstructionPeak measure_instruction_peak(Dtype dtype, int max_threads, double seconds_per_point);
 // The same, choosing the kernel as if the CPU had only the features set in `cpu` (clear
 // avx512f to see what AVX2 code gets, or to test the narrower kernels). Features the CPU lacks
 // are ignored, so this can never run an illegal instruction.
@@ -99,8 +99,8 @@ InstructionPeak measure_matrix_peak(Dtype dtype, int max_threads, double seconds
 // supported or not), in that order, measured in rounds: each round runs one repetition of
 // every engine at every thread count and each point keeps its best round, so that a
 // disturbance lasting a while spoils one repetition of a point rather than all of them.
-std::vector<InstructionPeak> measure_engine_peaks(const std::vector<Dtype>& dtypes,
-                                                  int max_threads, double seconds_per_point);
+std::vector<InstructionPeak> measure_engine_peaks(const std::vector<Dtype>& dtypes, int max_threads,
+                                                  double seconds_per_point);
 
 // The sequences measure_instruction_peak times for `dtype` on a CPU with the features in `cpu`
 // (a pure function of them: a test can pass a feature set of another CPU), empty when

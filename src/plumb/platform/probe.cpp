@@ -69,7 +69,7 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
 // The theory of one engine, inferred from its one-thread point (peak_theory.h).
 InferredTheory engine_theory(const InstructionPeak& peak, const CpuFeatures& cpu,
                              const FrequencyInfo& freq) {
-  if (!peak.supported || peak.by_threads.empty()) return {};
+  if (!peak.outcome.ok() || peak.by_threads.empty()) return {};
   TheoryInput in = theory_input(peak, freq.measured_hz);
   const bool matrix = peak.engine == EngineKind::kMatrix;
   in.table_instructions_per_cycle =
@@ -99,9 +99,9 @@ Json engine_json(const InstructionPeak& peak, const InferredTheory& theory,
                  const FrequencyInfo& freq) {
   Json j;
   j["engine"] = engine_kind_name(peak.engine);
-  j["supported"] = peak.supported;
+  j["supported"] = peak.outcome.ok();
   j["isa"] = peak.isa;
-  j["reason"] = peak.unsupported_reason;
+  j["reason"] = peak.outcome.reason;
   j["instruction_flops"] = peak.best_ops_per_s;
   j["instruction_threads"] = peak.best_threads;
   // Every sequence timed for the engine; `isa` is the fastest (peak_kernels.h).
@@ -174,7 +174,7 @@ Json dtype_json(Dtype dtype, const std::vector<InstructionPeak>& engines,
   std::string reasons;
   for (const InstructionPeak& peak : engines) {
     engine_rows.push_back(engine_json(peak, engine_theory(peak, cpu, freq), freq));
-    if (!peak.supported) reasons += (reasons.empty() ? "" : "; ") + peak.unsupported_reason;
+    if (!peak.outcome.ok()) reasons += (reasons.empty() ? "" : "; ") + peak.outcome.reason;
   }
   for (const Json& e : engine_rows)
     if (e["supported"].get<bool>() &&
@@ -197,12 +197,12 @@ Json dtype_json(Dtype dtype, const std::vector<InstructionPeak>& engines,
     if (g.dtype != dtype_name(dtype)) continue;
     gemm_rows.push_back({{"library", g.library},
                          {"implementation", g.implementation},
-                         {"supported", g.supported},
-                         {"reason", g.reason},
+                         {"supported", g.outcome.ok()},
+                         {"reason", g.outcome.reason},
                          {"threads", g.threads},
                          {"size", g.shape.m},
                          {"flops", g.ops_per_s}});
-    if (g.supported && (best == nullptr || g.ops_per_s > best->ops_per_s)) best = &g;
+    if (g.outcome.ok() && (best == nullptr || g.ops_per_s > best->ops_per_s)) best = &g;
   }
   j["gemm_flops"] = best != nullptr ? best->ops_per_s : 0.0;
   j["gemm_threads"] = best != nullptr ? best->threads : 0;
