@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "plumb/run/stats.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::testing {
 
@@ -301,35 +303,32 @@ inline void write_report_fixture(const std::string& path, const std::string& tag
     t.speedup_high = 2.3 / slowdown;
     t.best_command = "plumb run cnn --mode infer --batch 8 --threads 2 --dtype bf16";
     t.environment = env;
-    t.document = {
-        {"unit", "images/s"},
-        {"stock", {{"setting", "stock"}, {"throughput", 19.0 / slowdown}}},
-        {"best", {{"setting", "dtype=bf16 memory_format=channels_last"}, {"throughput", 42.0}}},
-        {"contributions",
-         {{{"factor", "dtype"},
-           {"stock", "fp32"},
-           {"best", "bf16"},
-           {"alone_from_stock", 1.8},
-           {"removed_from_best", 0.5},
-           {"reverted", false}},
-          {{"factor", "memory_format"},
-           {"stock", "contiguous"},
-           {"best", "channels_last"},
-           {"alone_from_stock", 1.1},
-           {"removed_from_best", 0.79},
-           {"reverted", false}}}},
-        {"most", "dtype"},
-        {"headroom", {{"best", {{"dtype", "bf16"}, {"roof_fraction", 0.74}}}}}};
+    store::TuneResult& r = t.result;
+    r.unit = "images/s";
+    r.found = true;
+    store::TuneFinal& f = r.final_runs.emplace();
+    f.stock.setting = "stock";
+    f.stock.throughput = 19.0 / slowdown;
+    f.best.setting = "dtype=bf16 memory_format=channels_last";
+    f.best.throughput = 42.0;
+    f.contributions = {{"dtype", "fp32", "bf16", 1.8, 0.5, std::nullopt, std::nullopt, false},
+                       {"memory_format", "contiguous", "channels_last", 1.1, 0.79, std::nullopt,
+                        std::nullopt, false}};
+    f.most = "dtype";
+    r.headroom.emplace();
+    r.headroom->best.dtype = "bf16";
+    r.headroom->best.roof_fraction = 0.74;
     db->save_tune_session(t);
     store::StoredTuneSession none = t;
     none.workload = "rnn";
     none.found = false;
     none.speedup = none.speedup_low = none.speedup_high = std::nan("");
     none.best_command = "";
-    none.document = {{"unit", "tokens/s"},
-                     {"message",
-                      "no configuration meets --latency-bound 1 ms; the closest is "
-                      "threads=1 at a mean step of 3.10 ms"}};
+    none.result = store::TuneResult{};
+    none.result.unit = "tokens/s";
+    none.result.message =
+        "no configuration meets --latency-bound 1 ms; the closest is threads=1 at a mean step of "
+        "3.10 ms";
     db->save_tune_session(none);
   }
   // A 3 x 3 sweep over nodes and batch of an FC model, one point out of memory.

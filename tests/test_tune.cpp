@@ -1,8 +1,9 @@
 // The tuning search of plumb tune without a real workload: the space (every combination, stock
 // first), successive halving on synthetic throughputs (it finds the best point with far fewer
 // trials than the grid, keeps to its budget, drops failed and over-bound points), the
-// contribution points, and the run-layer space (which factors exist, what a point runs) and
-// execution settings (engine and heap: parsed, applied, restored, in the reproducer line).
+// contribution points, the run-layer space (which factors exist, what a point runs) and
+// execution settings (engine and heap: parsed, applied, restored, in the reproducer line), and
+// the typed result read back from the stored document byte for byte.
 #include <gtest/gtest.h>
 
 #include <ATen/Context.h>
@@ -11,13 +12,18 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "plumb/analysis/tune_search.h"
+#include "plumb/core/json_text.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/run/tune_trials.h"
+#include "plumb/store/tune_result.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::analysis {
@@ -303,3 +309,88 @@ TEST(ExecutionSettings, EngineChoiceSelectsThePathAndRestoresIt) {
 
 }  // namespace
 }  // namespace plumb::run
+
+// The stored document of a tuning session reads back into the typed result and writes out byte
+// for byte: documents plumb tune stored (found; a latency bound nobody met; a stock precision
+// over the budget) and the variants of a found one (failed contribution trials, unknown
+// headroom, a precision without a roof, an unknown between-run spread, final runs that could
+// not be compared).
+namespace plumb::store {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr char kFoundDocument[] = R"json({"workload":"autoenc","mode":"infer","batch":8,"threads":2,"unit":"images/s","budget_s":8.0,"max_error":0.02,"latency_bound_s":null,"precision_errors":[{"dtype":"fp32","error":0.0,"measure":"relative_l2","allowed":true},{"dtype":"bf16","error":0.0018316667116112593,"measure":"relative_l2","allowed":true},{"dtype":"fp16","error":null,"measure":"relative_l2","allowed":false,"note":"unsupported in fp16: \"addmm_impl_cpu_\" not implemented for 'Half'"},{"dtype":"int8","error":0.0021743387537575035,"measure":"relative_l2","allowed":true}],"space":{"factors":[{"name":"threads","values":["2","1"]},{"name":"dtype","values":["fp32","bf16","int8"]},{"name":"engine","values":["onednn","native"]},{"name":"heap","values":["keep","return"]}],"points":24,"not_searched":["memory_format: the model has no 4-D weights, so channels_last changes nothing","batch: the batch is kept (give --latency-bound to search the batch within a bound)","inter-op threads: LibTorch's inter-op pool runs at::launch and TorchScript forks; plumb's C++ workloads run every operator on the calling thread, so the pool size changes nothing (it can also be set only once per process)","graph-level options: LibTorch 1.13 C++ offers torch::jit::freeze and optimize_for_inference (conv-bn folding, oneDNN conversion) for TorchScript modules only; plumb's workloads are C++ frontend modules, which C++ cannot script (plumb analyze fusion measures conv-bn folding per shape)"]},"search":{"method":"successive halving","eta":3,"first_steps":3,"rungs":[{"steps":3,"points":24,"seconds":0.6834979130000001},{"steps":9,"points":8,"seconds":0.9176577669999999},{"steps":27,"points":3,"seconds":0.873652373},{"steps":81,"points":1,"seconds":0.831583642}],"trials":36,"seconds":3.306391695,"stop_reason":"1 finalist(s) left","not_measured":0,"best":"threads=1 engine=native"},"contributions":[{"factor":"threads","stock":"2","best":"1","alone_from_stock":0.8931937501222634,"removed_from_best":0.8830799862973133,"reverted":false},{"factor":"engine","stock":"onednn","best":"native","alone_from_stock":0.9780844654987642,"removed_from_best":0.8064349782067067,"reverted":false}],"most":"engine","stock":{"setting":"stock","options":{"threads":2,"dtype":"fp32","memory_format":"contiguous","engine":"onednn","heap":"keep","batch":8},"command":"plumb run autoenc --mode infer --batch 8 --threads 2 --seed 0 --target-ci 0.5 --max-time 1 --min-samples 5 --max-warmup-time 2 --set hidden=16 --set latent=4","run_ids":[1,3],"throughput":332542.2721614947},"best":{"setting":"threads=1 engine=native","options":{"threads":1,"dtype":"fp32","memory_format":"contiguous","engine":"native","heap":"keep","batch":8},"command":"plumb run autoenc --mode infer --batch 8 --threads 1 --engine native --seed 0 --target-ci 0.5 --max-time 1 --min-samples 5 --max-warmup-time 2 --set hidden=16 --set latent=4","run_ids":[2,4],"throughput":329501.2821769092,"interval_of_one_run":{"low":308706.27354199643,"high":351697.0799152131}},"speedup":{"ratio":0.9908553280615444,"ci_low":0.9394937184040009,"ci_high":1.0450248489322627,"verdict":"no significant difference","reason":"interval [0.939, 1.045] includes 1: the difference is within the noise; runs of this setting vary by 1.2% (SD, 2 dof)","between_run_sd":0.012370834571066034},"headroom":{"flops_per_unit":53000.0,"probe_id":1,"stock":{"dtype":"fp32","achieved_flops":17624740424.55922,"roof_flops":227114192391.85867,"roof_source":"fp32 instruction peak (avx512 vfmadd231ps, 2 threads)","roof_fraction":0.07760299010354146},"best":{"dtype":"fp32","achieved_flops":17463567955.376186,"roof_flops":269685836866.58307,"roof_source":"fp32 instruction peak (avx512 vfmadd231ps, 1 threads)","roof_fraction":0.06475522837343375}},"found":true})json";
+constexpr char kBoundDocument[] = R"json({"workload":"autoenc","mode":"infer","batch":8,"threads":2,"unit":"images/s","budget_s":8.0,"max_error":0.02,"latency_bound_s":1e-06,"precision_errors":[{"dtype":"fp32","error":0.0,"measure":"relative_l2","allowed":true}],"space":{"factors":[{"name":"threads","values":["2","1"]},{"name":"engine","values":["onednn","native"]},{"name":"heap","values":["keep","return"]},{"name":"batch","values":["8","1","2","4","16","32"]}],"points":48,"not_searched":["dtype: no other precision is allowed (--dtypes, or the error budget)","memory_format: the model has no 4-D weights, so channels_last changes nothing","inter-op threads: LibTorch's inter-op pool runs at::launch and TorchScript forks; plumb's C++ workloads run every operator on the calling thread, so the pool size changes nothing (it can also be set only once per process)","graph-level options: LibTorch 1.13 C++ offers torch::jit::freeze and optimize_for_inference (conv-bn folding, oneDNN conversion) for TorchScript modules only; plumb's workloads are C++ frontend modules, which C++ cannot script (plumb analyze fusion measures conv-bn folding per shape)"]},"search":{"method":"successive halving","eta":3,"first_steps":3,"rungs":[{"steps":3,"points":48,"seconds":1.7223198770000003}],"trials":48,"seconds":1.7223198770000003,"stop_reason":"no configuration ran within the bounds","not_measured":0},"closest":{"setting":"threads=1 batch=2","step_s":2.0313945159106257e-05,"command":"plumb run autoenc --mode infer --batch 2 --threads 1 --seed 0 --target-ci 0.5 --max-time 1 --min-samples 5 --max-warmup-time 2 --set hidden=16 --set latent=4"},"found":false,"message":"no configuration meets --latency-bound 0.001 ms; the closest is threads=1 batch=2 at a mean step of 0.02 ms"})json";
+constexpr char kPrecisionDocument[] = R"json({"workload":"autoenc","mode":"infer","batch":8,"threads":2,"unit":"images/s","budget_s":8.0,"max_error":0.0,"latency_bound_s":null,"precision_errors":[{"dtype":"bf16","error":0.0018316667116112593,"measure":"relative_l2","allowed":false,"note":"relative_l2 1.83e-03 exceeds --max-error 0"}],"search":{"trials":0,"seconds":0,"stop_reason":"not started"},"space":{"points":0},"found":false,"message":"no precision meets --max-error 0: the stock's bf16 is over it; the closest is bf16 (relative_l2 1.83e-03); raise --max-error or allow fp32 (--dtypes)"})json";
+
+// `object` with `key` set to `value` right after `after` (ordered_json keeps insertion order).
+json with_key_after(const json& object, const std::string& after, const std::string& key,
+                    const json& value) {
+  json out = json::object();
+  for (const auto& [k, v] : object.items()) {
+    if (k == key) continue;
+    out[k] = v;
+    if (k == after) out[key] = value;
+  }
+  return out;
+}
+
+void expect_round_trip(const json& document) {
+  EXPECT_EQ(json_text(json(document.get<TuneResult>())), json_text(document));
+}
+
+TEST(TuneResult, StoredDocumentsReadBackByteForByte) {
+  for (const char* text : {kFoundDocument, kBoundDocument, kPrecisionDocument}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(json_text(json(json::parse(text).get<TuneResult>())), text);
+  }
+  const json found = json::parse(kFoundDocument);
+  json failed = found;
+  json& row = failed["contributions"][0];
+  row["alone_from_stock"] = nullptr;
+  row = with_key_after(row, "alone_from_stock", "alone_note", "out of memory");
+  row["removed_from_best"] = nullptr;
+  row = with_key_after(row, "removed_from_best", "removed_note", "error: no kernel");
+  failed["most"] = nullptr;
+  expect_round_trip(failed);
+  json unknown = found;
+  unknown["headroom"] = {{"note", "the cost model counted no FLOPs in the step"}};
+  unknown["best"]["interval_of_one_run"] = {
+      {"low", nullptr},
+      {"high", nullptr},
+      {"note", "between-run spread unknown: measure with --replicates 2 or more"}};
+  expect_round_trip(unknown);
+  json roofless = found;
+  roofless["headroom"]["best"] = {{"dtype", "fp16"},
+                                  {"achieved_flops", 1e9},
+                                  {"roof_flops", nullptr},
+                                  {"roof_note", "the probe has no fp16 peak"}};
+  expect_round_trip(roofless);
+  json apart = found;
+  apart.erase("headroom");
+  apart["found"] = false;
+  apart["message"] = "the final runs could not be compared: no ok run";
+  expect_round_trip(apart);
+  const TuneResult r = found.get<TuneResult>();
+  EXPECT_TRUE(r.found);
+  EXPECT_EQ(r.best_setting(), "threads=1 engine=native");
+  EXPECT_EQ(r.final_runs->contributions.size(), 2u);
+  EXPECT_EQ(r.headroom->probe_id, 1);
+  EXPECT_EQ(json::parse(kBoundDocument).get<TuneResult>().best_setting(), "");
+}
+
+// A document from an older plumb with keys missing reads as defaults rather than failing.
+TEST(TuneResult, MissingKeysReadAsDefaults) {
+  const auto r = json::parse(R"({"unit": "images/s", "best": {"setting": "dtype=bf16"},
+      "stock": {"throughput": 3.5}, "most": "dtype"})").get<TuneResult>();
+  EXPECT_EQ(r.unit, "images/s");
+  EXPECT_EQ(r.best_setting(), "dtype=bf16");
+  EXPECT_DOUBLE_EQ(r.final_runs->stock.throughput, 3.5);
+  EXPECT_TRUE(std::isnan(r.final_runs->best.throughput));
+  EXPECT_FALSE(r.found);
+  EXPECT_FALSE(r.headroom.has_value());
+}
+
+}  // namespace
+}  // namespace plumb::store

@@ -10,6 +10,7 @@
 #include "plumb/core/ratio_interval.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::report {
 namespace {
@@ -21,15 +22,11 @@ std::string label(const store::StoredTuneSession& s) {
                      s.tag.empty() ? "" : " [" + s.tag + "]");
 }
 
-double number_or_nan(const json& v) {
-  return v.is_number() ? v.get<double>() : NAN;
-}
-
 Chart speedup_chart(const std::vector<store::StoredTuneSession>& sessions) {
   json values = json::array();
   for (const auto& s : sessions)
     values.push_back({{"setting", label(s)},
-                      {"best", s.document["best"].value("setting", "")},
+                      {"best", s.result.best_setting()},
                       {"speedup", s.speedup},
                       {"low", s.speedup_low},
                       {"high", s.speedup_high}});
@@ -58,16 +55,16 @@ Chart speedup_chart(const std::vector<store::StoredTuneSession>& sessions) {
 
 Chart contribution_chart(const std::vector<store::StoredTuneSession>& sessions) {
   json values = json::array();
-  for (const auto& s : sessions)
-    for (const auto& c : s.document.value("contributions", json::array())) {
-      const double removed = number_or_nan(c.value("removed_from_best", json()));
+  for (const auto& s : sessions) {
+    if (!s.result.final_runs) continue;
+    for (const auto& c : s.result.final_runs->contributions) {
+      const double removed = c.removed_from_best;
       if (!std::isfinite(removed) || !(removed > 0)) continue;
-      values.push_back(
-          {{"setting", label(s)},
-           {"change", fmt::format("{}: {} -> {}", c["factor"].get<std::string>(),
-                                  c["stock"].get<std::string>(), c["best"].get<std::string>())},
-           {"worth", 1 / removed}});
+      values.push_back({{"setting", label(s)},
+                        {"change", fmt::format("{}: {} -> {}", c.factor, c.stock, c.best)},
+                        {"worth", 1 / removed}});
     }
+  }
   json spec = vl::spec(values, 560, 320);
   spec["mark"] = {{"type", "bar"}, {"tooltip", true}};
   spec["encoding"] = {
@@ -115,30 +112,30 @@ std::optional<Section> tune_section(const ReportData& d) {
           "95% interval. Contributed most: the change whose removal costs the best the most. "
           "Best vs its roof: achieved FLOP/s over the probe's peak for the best's precision."};
   for (const auto& x : d.tune) {
-    const json& doc = x.document;
-    const std::string unit = doc.value("unit", "");
+    const store::TuneResult& doc = x.result;
+    const std::string& unit = doc.unit;
     if (!x.found) {
       const Cell none{"-"};
       t.rows.push_back({x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
                         none, none, none, none, none,
-                        doc.value("message", std::string("not found"))});
+                        doc.message.empty() ? "not found" : doc.message});
       continue;
     }
-    const double stock = number_or_nan(doc["stock"]["throughput"]);
-    const double best = number_or_nan(doc["best"]["throughput"]);
-    const json& headroom = doc.value("headroom", json::object());
+    const double stock = doc.final_runs ? doc.final_runs->stock.throughput : NAN;
+    const double best = doc.final_runs ? doc.final_runs->best.throughput : NAN;
     std::string roof = "-";
-    if (headroom.contains("best") && headroom["best"]["roof_fraction"].is_number())
-      roof = fmt::format("{:.0f}% of {}", 100 * headroom["best"]["roof_fraction"].get<double>(),
-                         headroom["best"]["dtype"].get<std::string>());
-    t.rows.push_back(
-        {x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
-         number_cell(stock, vl::number_text(stock) + " " + unit),
-         number_cell(best, fmt::format("{} {} ({})", vl::number_text(best), unit,
-                                       doc["best"].value("setting", ""))),
-         number_cell(x.speedup,
-                     ratio_with_interval_text({x.speedup, x.speedup_low, x.speedup_high})),
-         doc["most"].is_string() ? doc["most"].get<std::string>() : "-", roof, x.best_command});
+    if (doc.headroom && doc.headroom->note.empty() &&
+        std::isfinite(doc.headroom->best.roof_fraction))
+      roof = fmt::format("{:.0f}% of {}", 100 * doc.headroom->best.roof_fraction,
+                         doc.headroom->best.dtype);
+    t.rows.push_back({x.workload, x.mode, std::to_string(x.batch), std::to_string(x.threads),
+                      number_cell(stock, vl::number_text(stock) + " " + unit),
+                      number_cell(best, fmt::format("{} {} ({})", vl::number_text(best), unit,
+                                                    doc.best_setting())),
+                      number_cell(x.speedup, ratio_with_interval_text(
+                                                 {x.speedup, x.speedup_low, x.speedup_high})),
+                      doc.final_runs && !doc.final_runs->most.empty() ? doc.final_runs->most : "-",
+                      roof, x.best_command});
   }
   s.blocks.push_back(std::move(t));
   return s;

@@ -6,12 +6,14 @@
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::store {
 namespace {
 
 using Tune = StoredTuneSession;
-// tune_sessions' own columns (besides id, environment and the whole report).
+// tune_sessions' own columns (besides id, environment and the whole report, the typed result
+// written and read as its JSON document: tune_result.h).
 const std::vector<detail::ColumnOf<Tune>> kTuneColumns = {{"started_at", &Tune::started_at},
                                                           {"workload", &Tune::workload},
                                                           {"mode", &Tune::mode},
@@ -33,7 +35,7 @@ void ResultsStore::save_tune_session(StoredTuneSession& s) {
     detail::Row row;
     s.id = detail::write_columns(row, s, kTuneColumns)
                .integer("environment_id", environment_id)
-               .text("json", json_text(s.document))
+               .text("json", json_text(nlohmann::ordered_json(s.result)))
                .insert_into(*db_, "tune_sessions");
     tx.commit();
   } catch (const SQLite::Exception& e) {
@@ -57,7 +59,7 @@ std::vector<StoredTuneSession> ResultsStore::load_tune_sessions() const {
       detail::read_columns(q, s, kTuneColumns);
       s.environment = platform::environment_from_json(
           nlohmann::json::parse(q.getColumn("env_json").getString()));
-      s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
+      s.result = nlohmann::ordered_json::parse(q.getColumn("json").getString()).get<TuneResult>();
       out.push_back(std::move(s));
     }
     return out;
