@@ -20,24 +20,8 @@ std::string giga_per_s(double per_s) {
   return per_s > 0 ? format_number(per_s / 1e9, 1) : "-";
 }
 
-}  // namespace
-
-void print_probe(std::ostream& out, const ProbeChoice& choice) {
-  const auto& d = choice.probe.document;
-  const auto& m = d.at("machine");
-  const auto& f = m.at("frequency");
-  out << fmt::format("{} ({}; {} logical CPUs; widest fp32 ISA {})\n",
-                     m.at("model_name").get<std::string>(),
-                     m.at("microarchitecture").get<std::string>(), m.at("logical_cpus").get<int>(),
-                     m.at("widest_fp32_isa").get<std::string>());
-  out << fmt::format("core clock: measured {} GHz, nominal {} GHz ({})\n",
-                     format_number(f.at("measured_hz").get<double>() / 1e9, 2),
-                     format_number(f.at("nominal_hz").get<double>() / 1e9, 2),
-                     f.at("nominal_source").get<std::string>());
-  out << fmt::format("{} probe, {} s, measured {}{}\n\n", d.at("mode").get<std::string>(),
-                     format_number(d.at("seconds").get<double>(), 1),
-                     d.at("measured_at").get<std::string>(),
-                     choice.reused ? " (stored probe reused; --refresh to measure again)" : "");
+// Peak per dtype and engine beside theory and the best library GEMM, with the notes it needs.
+void print_probe_peaks(std::ostream& out, const nlohmann::ordered_json& d) {
   report::TextTable peaks({"dtype", "engine", "instruction", "peak G(FL)OP/s", "thr",
                            "theory per core", "theoretical", "of theory", "GEMM G(FL)OP/s", "thr",
                            "GEMM library"});
@@ -102,6 +86,10 @@ void print_probe(std::ostream& out, const ProbeChoice& choice) {
   out << "theory = issue rate inferred from measured throughput per cycle (at the clock "
          "measured under the same engine's load) x ops per instruction x clock x cores\n";
   for (const auto& n : notes) out << "note: " << n << '\n';
+}
+
+// Read, write, copy and triad bandwidth per memory level and thread count.
+void print_probe_bandwidth(std::ostream& out, const nlohmann::ordered_json& d) {
   out << "\nmemory bandwidth (GB/s; " << d.at("bandwidth").at("isa").get<std::string>()
       << " kernels, no write-allocate traffic counted):\n";
   report::TextTable bw({"level", "threads", "capacity", "working set", "read", "write", "copy",
@@ -122,6 +110,9 @@ void print_probe(std::ostream& out, const ProbeChoice& choice) {
   if (d.at("bandwidth").contains("merged"))
     for (const auto& merge : d.at("bandwidth").at("merged"))
       out << "note: " << merge.at("note").get<std::string>() << '\n';
+}
+
+void print_probe_gpu(std::ostream& out, const nlohmann::ordered_json& d) {
   const auto& gpu = d.at("gpu");
   if (!gpu.at("available").get<bool>()) {
     out << "\nGPU: " << gpu.at("reason").get<std::string>() << '\n';
@@ -133,6 +124,29 @@ void print_probe(std::ostream& out, const ProbeChoice& choice) {
     out << ' ' << dtype << ' '
         << (p.at("supported").get<bool>() ? giga_per_s(p.at("gemm_flops").get<double>()) : "-");
   out << " G(FL)OP/s\n";
+}
+
+}  // namespace
+
+void print_probe(std::ostream& out, const ProbeChoice& choice) {
+  const auto& d = choice.probe.document;
+  const auto& m = d.at("machine");
+  const auto& f = m.at("frequency");
+  out << fmt::format("{} ({}; {} logical CPUs; widest fp32 ISA {})\n",
+                     m.at("model_name").get<std::string>(),
+                     m.at("microarchitecture").get<std::string>(), m.at("logical_cpus").get<int>(),
+                     m.at("widest_fp32_isa").get<std::string>());
+  out << fmt::format("core clock: measured {} GHz, nominal {} GHz ({})\n",
+                     format_number(f.at("measured_hz").get<double>() / 1e9, 2),
+                     format_number(f.at("nominal_hz").get<double>() / 1e9, 2),
+                     f.at("nominal_source").get<std::string>());
+  out << fmt::format("{} probe, {} s, measured {}{}\n\n", d.at("mode").get<std::string>(),
+                     format_number(d.at("seconds").get<double>(), 1),
+                     d.at("measured_at").get<std::string>(),
+                     choice.reused ? " (stored probe reused; --refresh to measure again)" : "");
+  print_probe_peaks(out, d);
+  print_probe_bandwidth(out, d);
+  print_probe_gpu(out, d);
 }
 
 nlohmann::ordered_json probe_choice_json(const ProbeChoice& choice) {
