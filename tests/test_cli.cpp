@@ -26,6 +26,7 @@
 #include "plumb/platform/blas_check.h"
 #include "plumb/platform/cpu_features.h"
 #include "plumb/store/results_store.h"
+#include "stored_identity.h"
 
 namespace plumb {
 namespace {
@@ -293,6 +294,32 @@ TEST_F(Cli, ProfileBadArguments) {
   expect_usage_error("profile autoenc --threads 1,,2 --db " + db(), "empty item");
   expect_usage_error("profile autoenc --steps 0 --db " + db(), "--steps");
   EXPECT_FALSE(fs::exists(db()));
+}
+
+// The one identity printer's round trip for run, profile and memory: each stored reproducer, run
+// again, stores the same command line and lands on the same canonical key, engine and heap
+// included (stored_identity.h).
+TEST_F(Cli, EveryReproducerLandsOnTheKeyOfTheRecordItReproduces) {
+  const std::string setting =
+      " autoenc --mode infer --batch 8 --set hidden=16 --set latent=4 --threads 1 --engine native "
+      "--heap return --seed 3";
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"run", "run" + setting +
+                  " --max-time 0.3 --min-samples 3 --target-ci 0.5 "
+                  "--max-warmup-time 0.3"},
+      {"profile", "profile" + setting + " --steps 1 --max-warmup-time 0.3"},
+      {"memory", "memory" + setting + " --warmup-steps 1"}};
+  for (const auto& [kind, args] : commands) {
+    const std::string first = (dir_ / (kind + ".db")).string();
+    const Result r = plumb(args + " --db " + first);
+    ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+    const auto original = testing::newest_stored_identity(first, kind);
+    EXPECT_NE(original.command.find("--engine native --heap return --seed 3"), std::string::npos)
+        << original.command;
+    EXPECT_NE(original.key.find("engine=native heap=return"), std::string::npos) << original.key;
+    testing::expect_reproducer_round_trip([this](const std::string& a) { return plumb(a); }, first,
+                                          (dir_ / (kind + "-again.db")).string(), kind);
+  }
 }
 
 }  // namespace

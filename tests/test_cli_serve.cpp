@@ -10,6 +10,7 @@
 
 #include "cli_fixture.h"
 #include "plumb/report/report.h"
+#include "stored_identity.h"
 
 namespace plumb::testing {
 namespace {
@@ -145,6 +146,29 @@ TEST_F(Cli, CompareMatchesServeSessionsOfTwoDatabases) {
       EXPECT_NE(row.at("verdict"), "not comparable") << row;
     }
   EXPECT_TRUE(found) << j.dump(1);
+}
+
+// serve takes --engine and --heap like plumb run: its reproducer and its key carry them, the heap
+// policy is applied (the run's note says so; test_serve.cpp checks malloc's behaviour), and the
+// reproducer, run again, lands on the same session key (stored_identity.h).
+TEST_F(Cli, ServeAppliesHeapAndItsReproducerLandsOnTheSameKey) {
+  const auto r =
+      plumb(std::string(kSmallDlrm) +
+            " --scenario offline --engine native --heap return --seed 2 --json --db " + db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string command = j.at("command");
+  EXPECT_NE(command.find("--engine native --heap return --seed 2"), std::string::npos) << command;
+  bool noted = false;
+  for (const auto& w : j.at("warnings"))
+    noted = noted || w.get<std::string>().rfind("--heap return:", 0) == 0;
+  EXPECT_TRUE(noted) << j.at("warnings").dump();
+  const auto stored = newest_stored_identity(db(), "serve");
+  EXPECT_EQ(stored.command, command);
+  EXPECT_NE(stored.key.find("engine=native heap=return scenario=offline"), std::string::npos)
+      << stored.key;
+  expect_reproducer_round_trip([this](const std::string& a) { return plumb(a); }, db(),
+                               (dir_ / "again.db").string(), "serve");
 }
 
 }  // namespace

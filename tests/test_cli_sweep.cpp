@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "stored_identity.h"
 
 namespace plumb::testing {
 namespace {
@@ -236,6 +237,20 @@ TEST_F(SweepCli, BadSpecsShardsAndMergesAreRefused) {
   }
   expect_usage_error("merge --db " + db() + " " + other, "schema version 4");
   expect_usage_error("merge --db " + db() + " " + db(), "into itself");
+}
+
+// A sweep point stores plumb run's reproducer: run again, it lands on the point's canonical key
+// (stored_identity.h).
+TEST_F(SweepCli, APointsReproducerLandsOnItsKey) {
+  const Result r = run(
+      "sweep paradnn_fc --grid nodes=16 --set layers=1 --set input=32 --set output=8 --set batch=8 "
+      "--threads 1 --max-time 0.3 --max-warmup-time 0.3 --no-probe --db " +
+      db());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto point = newest_stored_identity(db(), "run");
+  EXPECT_NE(point.key.find("nodes=16"), std::string::npos) << point.key;
+  expect_reproducer_round_trip([this](const std::string& a) { return plumb(a); }, db(),
+                               path("again.db"), "run");
 }
 
 }  // namespace

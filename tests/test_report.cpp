@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <set>
 
 #include "cli_fixture.h"
 #include "plumb/core/atomic_file.h"
@@ -413,6 +414,46 @@ TEST_F(Report, CliWritesTheFileAndRefusesBadInput) {
   EXPECT_EQ(slurp(out), written);
   expect_usage_error("report --db " + db() + " -o " + (dir_ / "no/such/dir/r.html").string(),
                      "cannot write");
+}
+
+// The throughput table keeps the newest run of each setting (its canonical key): runs that differ
+// only in engine or heap are rows of their own, with labels of their own in the chart, and a
+// second run of the same setting replaces the first.
+TEST_F(Report, RunsThatDifferOnlyInEngineOrHeapAreRowsOfTheirOwn) {
+  {
+    auto store = store::ResultsStore::open(db());
+    run::RunOptions o = testing::report_options("autoenc", Mode::kTrain, 8, 2);
+    const auto result = testing::report_run(0.01, 8, "images/s");
+    store->save_run(o, result, testing::report_environment());
+    o.engine = Engine::kNative;
+    store->save_run(o, result, testing::report_environment());
+    o.engine = Engine::kOnednn;
+    o.heap = HeapPolicy::kReturn;
+    store->save_run(o, result, testing::report_environment());
+    store->save_run(o, result, testing::report_environment());  // the same setting again
+  }
+  report::ReportRequest request;
+  request.db = db();
+  request.generated_at = "2026-01-01 00:00 UTC";
+  const report::Page page = report::build_report(request);
+  const report::Table* table = nullptr;
+  const report::Chart* chart = nullptr;
+  for (const auto& s : page.sections)
+    if (s.id == "throughput")
+      for (const auto& b : s.blocks) {
+        if (const auto* t = std::get_if<report::Table>(&b)) table = t;
+        if (const auto* c = std::get_if<report::Chart>(&b); c != nullptr && chart == nullptr)
+          chart = c;
+      }
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rows.size(), 3u);
+  std::set<std::string> ids;
+  for (const auto& row : table->rows) ids.insert(row[0].text);
+  EXPECT_EQ(ids, (std::set<std::string>{"1", "2", "4"}));
+  ASSERT_NE(chart, nullptr);
+  std::set<std::string> labels;
+  for (const auto& v : chart->spec["data"]["values"]) labels.insert(v["run"].get<std::string>());
+  EXPECT_EQ(labels.size(), 3u) << chart->spec["data"]["values"].dump();
 }
 
 }  // namespace

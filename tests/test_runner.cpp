@@ -95,3 +95,73 @@ TEST(Runner, TooManyThreadsWarnsButRuns) {
 
 }  // namespace
 }  // namespace plumb
+
+namespace plumb {
+namespace {
+
+// The fake workload with a second config key, for --set.
+Workload identity_workload() {
+  Workload w = testing::fake_workload(Behaviour::kSteady);
+  w.default_config = [] {
+    Config c;
+    c.add_int("batch", 4, "mini-batch size");
+    c.add_int("layers", 2, "layers");
+    return c;
+  };
+  return w;
+}
+
+// The one identity printer: the reproducer prints --mode, --batch, --threads and --seed always
+// (their defaults are the workload's and the machine's) and every other option only where it
+// differs from its default, in one fixed order; plumb run's line is byte for byte what it was.
+TEST(SettingIdentity, ReproducerPrintsTheNonDefaultsInOneOrder) {
+  const Workload w = identity_workload();
+  run::RunOptions o = testing::fake_run_options(w);
+  EXPECT_EQ(run::reproducer_command(w, o),
+            "plumb run fake --mode train --batch 4 --threads 1 --seed 0 --target-ci 0.05 "
+            "--max-time 5 --max-warmup-time 60");
+  o.mode = Mode::kInfer;
+  o.config.set_int("batch", 8);
+  o.config.set_int("layers", 3);
+  o.threads = 2;
+  o.device = "cuda:1";
+  o.dtype = Dtype::kInt8;
+  o.keep_fp32 = {"fc1", "fc2"};
+  o.embedding_bits = 4;
+  o.memory_format = MemoryFormat::kChannelsLast;
+  o.engine = Engine::kNative;
+  o.heap = HeapPolicy::kReturn;
+  o.seed = 7;
+  o.min_samples = 3;
+  EXPECT_EQ(run::reproducer_command(w, o),
+            "plumb run fake --mode infer --batch 8 --threads 2 --device cuda:1 --dtype int8 "
+            "--keep-fp32 fc1,fc2 --embedding-bits 4 --memory-format channels_last --engine native "
+            "--heap return --seed 7 --target-ci 0.05 --max-time 5 --min-samples 3 "
+            "--max-warmup-time 60 --set layers=3");
+  // Canonical: every option that defines what was measured, defaults included, in the same
+  // order; the seed and the budgets are not part of it.
+  EXPECT_EQ(run::canonical_key(w, o),
+            "mode=infer batch=8 threads=2 device=cuda:1 dtype=int8 keep_fp32=fc1,fc2 "
+            "embedding_bits=4 memory_format=channels_last engine=native heap=return layers=3");
+  EXPECT_EQ(run::canonical_key(w, testing::fake_run_options(w)),
+            "mode=train batch=4 threads=1 device=cpu dtype=fp32 memory_format=contiguous "
+            "engine=onednn heap=keep layers=2");
+}
+
+TEST(SettingIdentity, KeyDiffersWhenEngineOrHeapDiffersAndNotForSeedOrBudgets) {
+  const Workload w = identity_workload();
+  const run::RunOptions o = testing::fake_run_options(w);
+  run::RunOptions native = o, returned = o, reseeded = o;
+  native.engine = Engine::kNative;
+  returned.heap = HeapPolicy::kReturn;
+  reseeded.seed = 3;
+  reseeded.max_time_s = 1;
+  EXPECT_NE(run::canonical_key(w, native), run::canonical_key(w, o));
+  EXPECT_NE(run::canonical_key(w, returned), run::canonical_key(w, o));
+  EXPECT_NE(run::canonical_key(w, native), run::canonical_key(w, returned));
+  EXPECT_EQ(run::canonical_key(w, reseeded), run::canonical_key(w, o));
+  EXPECT_NE(run::reproducer_command(w, reseeded), run::reproducer_command(w, o));
+}
+
+}  // namespace
+}  // namespace plumb

@@ -13,6 +13,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "fake_workload.h"
+#include "fresh_heap.h"
+#include "fresh_process.h"
 #include "plumb/core/errors.h"
 #include "plumb/run/latency_percentiles.h"
 #include "plumb/run/rate_search.h"
@@ -279,6 +287,45 @@ TEST(ServeDefaults, ComeFromTheDomainAndArePositive) {
   EXPECT_LT(o.max_wait_s, o.bound_s);
   EXPECT_DOUBLE_EQ(o.max_wait_s, default_max_wait_s(o.bound_s));
   EXPECT_DOUBLE_EQ(default_max_wait_s(3.0), 0.15);
+}
+
+// Bytes glibc maps for one large block while it is live: the block itself under glibc's fixed
+// 128 KiB threshold (--heap return), none under the timing policy (--heap keep: carved from the
+// heap).
+long long mapped_for_a_large_block() {
+  constexpr size_t kLargeBlock = 24u << 20;
+  static void* volatile block = nullptr;  // escapes, so the pair is not optimised away
+  const size_t before = mallinfo2().hblkhd;
+  block = std::malloc(kLargeBlock);
+  std::memset(block, 1, kLargeBlock);
+  const size_t live = mallinfo2().hblkhd;
+  std::free(block);
+  return static_cast<long long>(live) - static_cast<long long>(before);
+}
+
+// plumb serve applies --heap to the served model as plumb run does (it ignored it before).
+TEST(ServeHeap, TheServedModelRunsUnderTheHeapPolicy) {
+  PLUMB_RUN_IN_FRESH_PROCESS();
+  ASSERT_TRUE(testing::heap_is_fresh()) << testing::kHeapNotFresh;
+  const Workload w = testing::fake_workload(testing::Behaviour::kSteady);
+  ServeOptions o;
+  o.run = testing::fake_run_options(w);
+  o.run.mode = Mode::kInfer;
+  o.scenario = Scenario::kSingleStream;
+  o.bound_s = 1;
+  o.policy.max_batch = 1;
+  o.policy.max_wait_s = 1e-3;
+  o.duration_s = 0.05;
+  o.run.heap = HeapPolicy::kReturn;
+  const ServeResult returned = serve_workload(w, o);
+  ASSERT_EQ(returned.status, RunStatus::kOk) << returned.message;
+  EXPECT_TRUE(std::any_of(returned.warnings.begin(), returned.warnings.end(),
+                          [](const auto& n) { return n.rfind("--heap return:", 0) == 0; }));
+  EXPECT_GE(mapped_for_a_large_block(), 24ll << 20);
+  o.run.heap = HeapPolicy::kKeep;
+  const ServeResult kept = serve_workload(w, o);
+  ASSERT_EQ(kept.status, RunStatus::kOk) << kept.message;
+  EXPECT_EQ(mapped_for_a_large_block(), 0);
 }
 
 }  // namespace

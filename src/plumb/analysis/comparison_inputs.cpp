@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/comparison_identity.h"
 #include "plumb/analysis/serve_comparison.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/step_loop.h"
@@ -25,23 +25,12 @@ using KeyFields = std::map<std::string, std::string>;  // field -> value text, s
 // Filters may also name these; they are never part of the match key.
 const std::set<std::string> kSelectionOnlyFields = {"tag", "workload"};
 
-std::string config_value_text(const nlohmann::ordered_json& v) {
-  return v.is_string() ? v.get<std::string>() : json_text(v);
-}
-
-// Everything that defines what a record measured, apart from the workload.
+// Everything that defines what a record measured, apart from the workload: its setting's fields
+// (comparison_identity.h), by name.
 KeyFields key_fields(const store::StoredRecord& r) {
   KeyFields k;
-  for (const auto& item : r.config.items()) k[item.key()] = config_value_text(item.value());
-  k["batch"] = std::to_string(r.batch);
-  k["mode"] = r.mode;
-  k["threads"] = std::to_string(r.threads);
-  k["device"] = r.device;
-  // Precision is a run setting; records from before schema v7 kept it as a config key.
-  k["dtype"] = r.dtype;
-  k["memory_format"] = r.memory_format;
-  k["engine"] = r.engine;
-  k["heap"] = r.heap;
+  for (const auto& f : stored_setting(r).fields)
+    if (f.in_key) k[f.name] = f.value;
   return k;
 }
 
@@ -254,11 +243,13 @@ std::set<std::string> ignored_fields(const ComparisonRequest& q, const LoadedSid
   return ignored;
 }
 
+// The workload and the canonical key of the record's setting without the ignored fields.
 std::string match_key(const store::StoredRecord& r, const std::set<std::string>& ignored) {
-  std::vector<std::string> parts = {r.workload, r.mode};
-  for (const auto& [field, value] : key_fields(r))
-    if (field != "mode" && !ignored.count(field)) parts.push_back(field + "=" + value);
-  return join(parts, " ");
+  run::Setting s = stored_setting(r);
+  s.fields.erase(std::remove_if(s.fields.begin(), s.fields.end(),
+                                [&](const run::SettingField& f) { return ignored.count(f.name); }),
+                 s.fields.end());
+  return r.workload + " " + run::print_setting(s, run::SettingPrint::kCanonical);
 }
 
 // Runs grouped by match key, keys in order of first appearance.

@@ -1,11 +1,13 @@
-// Report section "Throughput and latency": the newest run per workload, mode, batch, threads
-// and tag, with its step time's 95% confidence interval, and inference latency percentiles.
+// Report section "Throughput and latency": the newest run per workload, tag and setting, with
+// its step time's 95% confidence interval, and inference latency percentiles.
 // Failed runs are listed with their status, never drawn as a number.
 #include <cmath>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/comparison_identity.h"
+#include "plumb/core/execution_settings.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 
@@ -17,6 +19,10 @@ using vl::json;
 std::string run_label(const store::StoredRun& r) {
   std::string precision = r.dtype == "fp32" ? "" : " " + r.dtype;
   if (r.memory_format != "contiguous") precision += " " + r.memory_format;
+  // Runs that differ only in engine or heap are rows of their own: their labels differ too.
+  const run::RunOptions defaults;
+  if (r.engine != engine_name(defaults.engine)) precision += " " + r.engine;
+  if (r.heap != heap_policy_name(defaults.heap)) precision += " heap " + r.heap;
   return fmt::format("{} b{} t{}{}{}", r.workload, r.batch, r.threads, precision,
                      r.tag.empty() ? "" : " [" + r.tag + "]");
 }
@@ -131,7 +137,8 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
          {r.result.command}});
   }
   t.note =
-      "Newest run per workload, mode, precision, batch, threads and tag. CI: 95% confidence "
+      "Newest run per workload, setting (mode, precision, batch, threads, engine, heap, config) "
+      "and tag. CI: 95% confidence "
       "half-width of the mean step time over the mean. Click a column to sort.";
   return t;
 }
@@ -140,8 +147,11 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
 
 std::optional<Section> throughput_section(const ReportData& d) {
   if (d.runs.empty()) return std::nullopt;
+  // One row per tag and setting (its canonical key: engine, heap and config included), ordered
+  // by workload, mode, batch, threads and precision.
   const auto runs = newest_per_key(d.runs, [](const store::StoredRun& r) {
-    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, r.dtype, r.memory_format, r.tag);
+    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, r.dtype, r.memory_format, r.tag,
+                           analysis::stored_key(r));
   });
   Section s{"throughput",
             "Throughput and latency",

@@ -115,56 +115,6 @@ void validate_options(const RunOptions& o) {
   parse_device(o.device);
 }
 
-std::vector<std::string> setting_flags(const RunOptions& o) {
-  std::vector<std::string> parts = {"--mode",    mode_name(o.mode),
-                                    "--batch",   std::to_string(o.config.get_int("batch")),
-                                    "--threads", std::to_string(o.threads)};
-  const RunOptions defaults;
-  if (o.device != defaults.device) parts.insert(parts.end(), {"--device", o.device});
-  if (o.dtype != Dtype::kFp32) parts.insert(parts.end(), {"--dtype", dtype_name(o.dtype)});
-  if (!o.keep_fp32.empty()) parts.insert(parts.end(), {"--keep-fp32", join(o.keep_fp32, ",")});
-  if (o.dtype == Dtype::kInt8 && o.embedding_bits != defaults.embedding_bits)
-    parts.insert(parts.end(), {"--embedding-bits", std::to_string(o.embedding_bits)});
-  if (o.memory_format != MemoryFormat::kContiguous)
-    parts.insert(parts.end(), {"--memory-format", memory_format_name(o.memory_format)});
-  if (o.engine != Engine::kOnednn) parts.insert(parts.end(), {"--engine", engine_name(o.engine)});
-  if (o.heap != HeapPolicy::kKeep) parts.insert(parts.end(), {"--heap", heap_policy_name(o.heap)});
-  parts.insert(parts.end(), {"--seed", std::to_string(o.seed)});
-  return parts;
-}
-
-std::string command_line(const std::string& command, const Workload& workload, const RunOptions& o,
-                         const std::vector<std::string>& own) {
-  std::vector<std::string> parts = {command, workload.info.name};
-  for (const auto& flags : {setting_flags(o), own, set_flags(workload, o.config)})
-    parts.insert(parts.end(), flags.begin(), flags.end());
-  return join(parts, " ");
-}
-
-std::string reproducer_command(const Workload& workload, const RunOptions& o) {
-  std::vector<std::string> sampling = {"--target-ci", fmt::format("{}", o.target_ci), "--max-time",
-                                       fmt::format("{}", o.max_time_s)};
-  // Measurement flags that differ from the defaults change the result; keep them.
-  const RunOptions defaults;
-  if (o.min_samples != defaults.min_samples)
-    sampling.insert(sampling.end(), {"--min-samples", std::to_string(o.min_samples)});
-  if (o.max_iterations != defaults.max_iterations)
-    sampling.insert(sampling.end(), {"--max-iters", std::to_string(o.max_iterations)});
-  sampling.insert(sampling.end(), {"--max-warmup-time", fmt::format("{}", o.max_warmup_s)});
-  if (o.steady.window != defaults.steady.window)
-    sampling.insert(sampling.end(), {"--warmup-window", std::to_string(o.steady.window)});
-  return command_line("plumb run", workload, o, sampling);
-}
-
-std::vector<std::string> set_flags(const Workload& workload, const Config& config) {
-  std::vector<std::string> parts;
-  for (const auto& kv : config.differences_from(workload.default_config())) {
-    if (kv.rfind("batch=", 0) == 0) continue;  // --batch says it
-    parts.insert(parts.end(), {"--set", kv});
-  }
-  return parts;
-}
-
 RunResult run_workload(const Workload& workload, const RunOptions& o, const ProgressFn& progress) {
   validate_options(o);
   RunResult r;

@@ -13,6 +13,7 @@
 
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
+#include "plumb/run/setting_identity.h"  // the reproducer every record stores
 
 namespace plumb::run {
 
@@ -24,22 +25,6 @@ void validate_options(const RunOptions& options);
 
 RunResult run_workload(const Workload& workload, const RunOptions& options,
                        const ProgressFn& progress = {});
-
-// The flags of `options`' run settings, spelled as every command that runs a workload takes
-// them: --mode, --batch and --threads, then the device, precision (with int8's --keep-fp32
-// and --embedding-bits), memory format, engine and heap where they differ from the defaults,
-// then --seed.
-std::vector<std::string> setting_flags(const RunOptions& options);
-// "plumb <command> <workload>", setting_flags(), the command's own flags (`own`), and --set
-// for every config key that differs from the workload's defaults: the reproducer line of
-// every command's records.
-std::string command_line(const std::string& command, const Workload& workload,
-                         const RunOptions& options, const std::vector<std::string>& own);
-// plumb run's line: command_line() with the sampling budgets that shaped the measurement.
-std::string reproducer_command(const Workload& workload, const RunOptions& options);
-// {"--set", "key=value", ...} for every config key except batch that differs from the
-// workload's defaults.
-std::vector<std::string> set_flags(const Workload& workload, const Config& config);
 
 // Applies the number of intra-op threads LibTorch uses (warns via the returned text when
 // more than the machine has, "" otherwise).

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/run/heap_policy.h"
 #include "plumb/run/rate_search.h"
 #include "plumb/run/statistic_registry.h"
 #include "plumb/run/stats.h"
@@ -279,6 +280,26 @@ Scenario parse_scenario(const std::string& text) {
       fmt::format("--scenario: unknown scenario '{}'; use single-stream, server or offline", text));
 }
 
+Setting serve_setting(const Workload& w, const ServeOptions& o) {
+  const std::string percentile = fmt::format("p{:g}", 100 * o.percentile);
+  const ServeOptions defaults;
+  std::vector<SettingField> own = {
+      own_field("scenario", "--scenario", scenario_name(o.scenario)),
+      own_field(percentile, "--" + percentile, fmt::format("{:g}ms", 1e3 * o.bound_s)),
+      own_field("max_batch", "--max-batch", std::to_string(o.policy.max_batch)),
+      own_field("max_wait", "--max-wait", fmt::format("{:g}ms", 1e3 * o.policy.max_wait_s)),
+      own_field("workers", "--workers", std::to_string(o.workers),
+                std::to_string(defaults.workers))};
+  if (o.rate_qps > 0) own.push_back(own_field("qps", "--qps", fmt::format("{:g}", o.rate_qps)));
+  own.push_back(own_field("duration", "--duration", fmt::format("{:g}", o.duration_s), "", true));
+  own.push_back(own_field("resolution", "--resolution", fmt::format("{:g}", o.resolution),
+                          fmt::format("{:g}", defaults.resolution), true));
+  Setting s = run_setting("plumb serve", w.info.name, run_identity(w, o.run), std::move(own));
+  for (auto& f : s.fields)
+    if (f.name == "mode") f.flag.clear();  // serving is inference: the command says it
+  return s;
+}
+
 void validate_serve_options(const ServeOptions& o) {
   auto positive = [](double v, const char* flag, const char* what) {
     if (!(v > 0) || !std::isfinite(v))
@@ -345,6 +366,8 @@ ServeResult serve_workload(const Workload& workload, const ServeOptions& options
   ServeResult r;
   r.started_at = utc_now_iso8601();
   RunResult run;
+  // The served model runs under the heap policy a timing run applies (--heap).
+  apply_heap_policy(o.run.heap, run.warnings);
   with_model(
       workload, o.run, run,
       [&](StepLoop& loop) {

@@ -44,6 +44,12 @@ struct ServeOptions {
   double resolution = 0.05;  // the search stops when its bracket is this narrow
 };
 
+// The session's identity (setting_identity.h): the run setting (serving is inference: no
+// --mode), then --scenario, the bound at its percentile (--p99 20ms), --max-batch, --max-wait,
+// --workers and --qps; --duration and --resolution shape the measurement, not what it measured.
+// Printed as the reproducer it is the session's command; canonical, its key (plumb compare).
+Setting serve_setting(const Workload& workload, const ServeOptions& options);
+
 // Throws UsageError for a bound, rate, wait, batch, duration, worker count or percentile out of
 // range, naming the flag.
 void validate_serve_options(const ServeOptions& options);
