@@ -1,39 +1,27 @@
 // plumb sweep: run a workload over a grid of hyperparameters (ParaDnn Sec. 2; TBD Fig. 4),
 // every point with the runner's steady-state sampling, stored as it finishes so a rerun of
-// the same sweep skips what is done; --shard splits the points across processes or machines
-// and plumb merge combines their databases.
-#include <chrono>
-#include <cmath>
+// the same sweep skips what is done (jobs/sweep_job); --shard splits the points across processes
+// or machines and plumb merge combines their databases.
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "plumb/analysis/profile_roofline.h"
-#include "plumb/analysis/sweep_point_metrics.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/list_options.h"
-#include "plumb/cli/table.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
-#include "plumb/core/kill_point.h"
-#include "plumb/jobs/stored_or_fresh_probe.h"
-#include "plumb/platform/environment.h"
-#include "plumb/profile/sweep_point.h"
-#include "plumb/run/runner.h"
-#include "plumb/run/step_loop.h"
+#include "plumb/core/mode.h"
+#include "plumb/core/precision.h"
+#include "plumb/jobs/sweep_job.h"
+#include "plumb/jobs/sweep_report.h"
 #include "plumb/run/sweep_spec.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct SweepFlags {
   std::string target;  // spec file, or workload name with --grid
@@ -95,110 +83,21 @@ run::SweepSpec spec_from_flags(const SweepFlags& f) {
 }
 
 void run_sweep_command(const SweepFlags& f, int& exit_code) {
-  run::SweepSpec spec = spec_from_flags(f);
-  const Workload& w = workloads::default_registry().get(spec.workload);
-  run::validate_sweep_spec(spec, w);
-  const run::Shard shard =
-      f.shard.empty() ? run::shard_from_environment() : run::parse_shard(f.shard);
-  const auto points = run::expand(spec);
-  auto db = store::ResultsStore::open(f.db);
-  const int64_t sweep_id = db->register_sweep(spec.name, spec.workload, run::sweep_key(spec),
-                                              static_cast<int64_t>(points.size()));
-  std::set<std::string> done;
-  for (const auto& p : db->load_sweep_points(sweep_id)) done.insert(p.key);
-
-  std::optional<analysis::Ceilings> ceilings;
-  if (!f.no_probe) {
-    jobs::ProbeRequest request;
-    request.max_threads = spec.threads;
-    const jobs::ProbeChoice probe = jobs::current_probe(*db, request);
-    ceilings = analysis::ceilings_from_probe(probe.probe.document, "fp32", spec.threads,
-                                             analysis::PeakKind::kInstruction);
-  }
-
-  std::vector<const run::SweepPoint*> todo;
-  size_t mine = 0;
-  for (const auto& p : points) {
-    if (static_cast<int>(p.index % static_cast<size_t>(shard.count)) != shard.index) continue;
-    ++mine;
-    if (done.count(p.key) == 0) todo.push_back(&p);
-  }
-  std::cerr << fmt::format(
-      "sweep '{}' ({}): {} points{}; {} already stored, {} to run\n", spec.name, spec.workload,
-      points.size(),
-      shard.count > 1 ? fmt::format(", shard {}/{} has {}", shard.index, shard.count, mine) : "",
-      mine - todo.size(), todo.size());
-
-  const auto start = Clock::now();
-  double warmup_total = 0, measure_total = 0;
-  int failures = 0;
-  std::vector<store::SweepPointRecord> finished;
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const run::SweepPoint& p = *todo[i];
-    kill_point("sweep-point");
-    const auto env = platform::capture_environment(spec.threads, run::RunOptions{}.device);
-    const profile::SweepPointMeasurement point = profile::measure_sweep_point(w, spec, p);
-    const analysis::SweepPointStatus outcome =
-        analysis::sweep_point_status(point, spec.budget.point_time_limit_s);
-    store::SweepPointRecord rec;
-    rec.sweep_id = sweep_id;
-    rec.index = static_cast<int64_t>(p.index);
-    rec.key = p.key;
-    rec.mode = mode_name(p.mode);
-    rec.params = run::point_params(spec, p);
-    rec.status = outcome.status;
-    rec.message = outcome.message;
-    rec.shard = fmt::format("{}/{}", shard.index, shard.count);
-    for (double s : point.run.warmup_s) rec.warmup_s += s;
-    for (double s : point.run.samples_s) rec.measure_s += s;
-    rec.metrics = analysis::sweep_point_metrics(point, ceilings);
-    const nlohmann::ordered_json& m = rec.metrics;
-    rec.wall_s = point.wall_s;
-    rec.finished_at = utc_now_iso8601();
-    db->save_sweep_point(rec, point.options, point.run, point.memory ? &*point.memory : nullptr,
-                         point.ops ? &*point.ops : nullptr, env, f.tag);
-    warmup_total += rec.warmup_s;
-    measure_total += rec.measure_s;
-    if (rec.status != "ok") ++failures;
-    const double elapsed = seconds_since(start);
-    std::cerr << fmt::format(
-        "[{}/{}] {}: {} | failures {}, elapsed {}, ETA {}\n", i + 1, todo.size(), p.key,
-        rec.status == "ok"
-            ? fmt::format("{:.1f} examples/s, {:.2f} GFLOP/s", m.at("examples_per_s").get<double>(),
-                          m.at("flops_per_s").get<double>() / 1e9)
-            : rec.status + ": " + rec.message,
-        failures, format_duration(elapsed),
-        format_duration(elapsed / static_cast<double>(i + 1) *
-                        static_cast<double>(todo.size() - i - 1)));
-    finished.push_back(rec);
-  }
-  const double total = seconds_since(start);
-  if (failures > 0) exit_code = 1;
-  if (f.json) {
-    nlohmann::ordered_json out;
-    out["sweep"] = spec.name;
-    out["workload"] = spec.workload;
-    out["points"] = points.size();
-    out["shard"] = fmt::format("{}/{}", shard.index, shard.count);
-    out["skipped"] = mine - todo.size();
-    out["ran"] = todo.size();
-    out["failures"] = failures;
-    out["seconds"] = total;
-    out["warmup_seconds"] = warmup_total;
-    out["measure_seconds"] = measure_total;
-    out["finished"] = nlohmann::ordered_json::array();
-    for (const auto& r : finished)
-      out["finished"].push_back(
-          {{"key", r.key}, {"status", r.status}, {"params", r.params}, {"metrics", r.metrics}});
-    std::cout << json_text(out, 2) << '\n';
-    return;
-  }
-  std::cout << fmt::format(
-      "sweep '{}': ran {} point(s) in {} ({} warm-up, {} measurement, {} building, costing and "
-      "storing), {} failed; {} were already stored. Stored in {}\n",
-      spec.name, todo.size(), format_seconds(total), format_seconds(warmup_total),
-      format_seconds(measure_total), format_seconds(total - warmup_total - measure_total), failures,
-      mine - todo.size(), db->path());
+  jobs::SweepJobOptions job;
+  job.spec = spec_from_flags(f);
+  const Workload& w = workloads::default_registry().get(job.spec.workload);
+  run::validate_sweep_spec(job.spec, w);
+  job.shard = f.shard.empty() ? run::shard_from_environment() : run::parse_shard(f.shard);
+  job.probe = !f.no_probe;
+  job.db = f.db;
+  job.tag = f.tag;
+  const jobs::SweepJobResult result =
+      jobs::run_sweep_job(w, job, [](const std::string& line) { std::cerr << line << '\n'; });
+  if (result.failures > 0) exit_code = 1;
+  if (f.json)
+    std::cout << json_text(jobs::sweep_job_json(result), 2) << '\n';
+  else
+    jobs::print_sweep(std::cout, result);
 }
 
 }  // namespace

@@ -59,27 +59,8 @@ void prepare_for_timed_work(char** argv) {
   if (!cap.empty()) std::cerr << "warning: " << cap << '\n';
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // OpenBLAS chose its kernels when it loaded; on a CPU it did not recognise they are the slow
-  // generic ones, and the fix needs a fresh start (blas_check.h). Returns when none is needed.
-  if (runs_timed_work(argc, argv)) {
-    try {
-      prepare_for_timed_work(argv);
-    } catch (const plumb::UsageError& e) {
-      std::cerr << "plumb: " << e.what() << '\n';
-      return 2;
-    }
-  }
-
-  CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};
-  app.require_subcommand(1);
-  // A flag given twice takes its last value, so scripts can append overrides.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.set_version_flag(
-      "--version", std::string(plumb::plumb_version()) + " (" + plumb::plumb_git_commit() + ")");
-  int exit_code = 0;
+// Every command, in the order plumb --help lists them.
+void add_commands(CLI::App& app, int& exit_code) {
   plumb::cli::add_list_command(app);
   plumb::cli::add_info_command(app);
   plumb::cli::add_run_commands(app, exit_code);
@@ -101,7 +82,10 @@ int main(int argc, char** argv) {
 #endif
   plumb::cli::add_export_command(app);
   plumb::cli::add_report_command(app);
+}
 
+// Parses and runs the command; an error becomes its exit status and one line on stderr.
+int run_command(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -128,4 +112,28 @@ int main(int argc, char** argv) {
     return 1;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // OpenBLAS chose its kernels when it loaded; on a CPU it did not recognise they are the slow
+  // generic ones, and the fix needs a fresh start (blas_check.h). Returns when none is needed.
+  if (runs_timed_work(argc, argv)) {
+    try {
+      prepare_for_timed_work(argv);
+    } catch (const plumb::UsageError& e) {
+      std::cerr << "plumb: " << e.what() << '\n';
+      return 2;
+    }
+  }
+  CLI::App app{"plumb: runs real deep-learning workloads and explains how they use the hardware"};
+  app.require_subcommand(1);
+  // A flag given twice takes its last value, so scripts can append overrides.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag(
+      "--version", std::string(plumb::plumb_version()) + " (" + plumb::plumb_git_commit() + ")");
+  int exit_code = 0;
+  add_commands(app, exit_code);
+  return run_command(app, argc, argv, exit_code);
 }

@@ -1,0 +1,50 @@
+// plumb run's and plumb suite's job (see run_job.h).
+#include "plumb/jobs/run_job.h"
+
+#include <fmt/format.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/core/mode.h"
+#include "plumb/core/precision.h"
+#include "plumb/platform/environment.h"
+
+namespace plumb::jobs {
+namespace {
+
+// Runs, stores and returns the stored record (what --json prints is what export prints).
+store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options,
+                               store::ResultsStore& db, const std::string& tag,
+                               const run::ProgressFn& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  say(fmt::format("running {} {} batch {} threads {} {} on {} ...", w.info.name,
+                  mode_name(options.mode), options.config.get_int("batch"), options.threads,
+                  dtype_name(options.dtype), options.device));
+  const auto indented = [&](const std::string& line) {
+    say(fmt::format("  {} {}: {}", w.info.name, mode_name(options.mode), line));
+  };
+  // Before the run: the load and competition it records describe the machine, not this run.
+  auto env = platform::capture_environment(options.threads, options.device);
+  run::RunResult result = run::run_workload(w, options, indented);
+  for (const auto& warning : result.warnings) say("  warning: " + warning);
+  const int64_t id = db.save_run(options, result, env, tag);
+  auto stored = db.load_run(id, /*with_samples=*/true);
+  PLUMB_ASSERT(stored.has_value(), "run vanished right after it was stored");
+  return *stored;
+}
+
+}  // namespace
+
+RunJobResult run_run_job(const RunJobOptions& o, const run::ProgressFn& progress) {
+  auto db = store::ResultsStore::open(o.db);  // fail before minutes of measuring
+  RunJobResult out;
+  out.db_path = db->path();
+  for (const auto& planned : o.plan) {
+    out.runs.push_back(run_and_store(*planned.workload, planned.options, *db, o.tag, progress));
+    if (out.runs.back().result.status != run::RunStatus::kOk) out.all_ok = false;
+  }
+  return out;
+}
+
+}  // namespace plumb::jobs

@@ -1,0 +1,36 @@
+// plumb run's and plumb suite's job: each run setting of the plan measured by the steady-state
+// runner (run/runner.h), stored with its environment and every sample, and read back, so what
+// the reporters print is what plumb export prints. Reporters: run_report.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plumb/core/workload.h"
+#include "plumb/run/runner.h"
+#include "plumb/store/results_store.h"
+
+namespace plumb::jobs {
+
+struct PlannedRun {
+  const Workload* workload = nullptr;
+  run::RunOptions options;  // validated
+};
+
+struct RunJobOptions {
+  std::vector<PlannedRun> plan;  // in order
+  std::string db;
+  std::string tag;
+};
+
+struct RunJobResult {
+  std::vector<store::StoredRun> runs;  // as read back (samples included), in plan order
+  std::string db_path;
+  bool all_ok = true;  // every run's status is ok
+};
+
+// Opens the store before measuring (a bad --db fails before minutes of work). `progress` gets
+// each run's announcement, progress lines and warnings.
+RunJobResult run_run_job(const RunJobOptions& options, const run::ProgressFn& progress);
+
+}  // namespace plumb::jobs
