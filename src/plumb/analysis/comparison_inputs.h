@@ -5,8 +5,9 @@
 // the HTML report both call compare_sources() and comparison_json().
 //
 // Matching (docs/compare.md):
-// - Every run has a key: its workload plus mode, threads, device and each config entry
-//   (batch included). Runs of A and B are matched when their keys are equal, except for the
+// - Every run has a key: its workload plus its setting's canonical key (comparison_identity.h:
+//   mode, batch, threads, device, precision, memory format, engine, heap and each config
+//   entry). Runs of A and B are matched when their keys are equal, except for the
 //   fields in `ignore` and the fields both sides filter on with different values (so
 //   `--where-a threads=1 --where-b threads=4` matches each workload at 1 thread with itself at
 //   4 threads). The tag is never part of the key.
