@@ -296,9 +296,9 @@ TEST_F(Cli, ProfileBadArguments) {
   EXPECT_FALSE(fs::exists(db()));
 }
 
-// The one identity printer's round trip for run, profile and memory: each stored reproducer, run
-// again, stores the same command line and lands on the same canonical key, engine and heap
-// included (stored_identity.h).
+// The one identity printer's round trip for run, profile, memory and precision: each stored
+// reproducer, run again, stores the same command line and lands on the same canonical key, engine
+// and heap included (stored_identity.h).
 TEST_F(Cli, EveryReproducerLandsOnTheKeyOfTheRecordItReproduces) {
   const std::string setting =
       " autoenc --mode infer --batch 8 --set hidden=16 --set latent=4 --threads 1 --engine native "
@@ -320,6 +320,24 @@ TEST_F(Cli, EveryReproducerLandsOnTheKeyOfTheRecordItReproduces) {
     testing::expect_reproducer_round_trip([this](const std::string& a) { return plumb(a); }, first,
                                           (dir_ / (kind + "-again.db")).string(), kind);
   }
+  // int8's own options, and the runs plumb precision stores (their reproducer is plumb run's).
+  const std::string tiny =
+      " autoenc --batch 8 --set hidden=16 --set latent=4 --threads 1 --max-time 0.3 "
+      "--min-samples 3 --target-ci 0.5 --max-warmup-time 0.3";
+  for (const std::string& args : {"run" + tiny + " --mode infer --dtype int8 --embedding-bits 4",
+                                  "precision" + tiny + " --dtypes int8"}) {
+    const std::string first = (dir_ / "int8.db").string(),
+                      again = (dir_ / "int8-again.db").string();
+    fs::remove(first);
+    fs::remove(again);
+    const Result r = plumb(args + " --db " + first);
+    ASSERT_EQ(r.code, 0) << args << ": " << r.err;
+    testing::expect_reproducer_round_trip([this](const std::string& a) { return plumb(a); }, first,
+                                          again, "run");
+  }
+  EXPECT_NE(testing::newest_stored_identity((dir_ / "int8.db").string(), "run")
+                .command.find("--dtype int8"),
+            std::string::npos);
 }
 
 }  // namespace
