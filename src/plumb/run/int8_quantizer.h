@@ -99,7 +99,7 @@ class Int8Quantizer {
   // Module paths ("layer1.0.conv1") of the layers calibration saw, in first-call order.
   std::vector<std::string> layer_paths() const;
 
-  struct Layer;  // per candidate weight: name, ranges, packed int8 weight (int8_quantizer.cpp)
+  struct Layer;  // per candidate weight: name, ranges, packed int8 weight (int8_kernels.h)
 
  private:
   torch::nn::Module& module_;
