@@ -15,8 +15,11 @@
 #include "plumb/analysis/run_comparison.h"
 #include "plumb/analysis/tune_search.h"
 #include "plumb/core/clock.h"
+#include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
+#include "plumb/core/mode.h"
+#include "plumb/core/precision.h"
 #include "plumb/jobs/precision_measure.h"
 #include "plumb/jobs/stored_or_fresh_probe.h"
 #include "plumb/platform/environment.h"
@@ -24,6 +27,8 @@
 #include "plumb/run/error_against_fp32.h"
 #include "plumb/run/statistic_registry.h"
 #include "plumb/run/tune_trials.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 namespace {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/dtype.h"
+#include "plumb/core/mode.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/runner.h"
 #include "plumb/store/results_store.h"
