@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "plumb/jobs/precision_measure.h"
+#include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
-#include "plumb/profile/profiler.h"
 
 namespace plumb::jobs {
 namespace {
@@ -52,9 +52,11 @@ bool measure_item(const CharacterizeItem& item, const run::RunOptions& o,
     return r.status == run::RunStatus::kOk;
   }
   if (item.kind == "profile") {
-    const auto p = profile::profile_workload(w, o, budget.profile_steps, progress);
-    db.save_profile(o, p, env, tag, tag);
-    return p.status == run::RunStatus::kOk;
+    // Measured now whatever the store holds: the pass's own profile, stored under its tag.
+    ProfileSourcing sourcing;
+    sourcing.steps = budget.profile_steps;
+    sourcing.group = sourcing.tag = tag;
+    return fresh_profile(db, o, sourcing, progress).result.status == run::RunStatus::kOk;
   }
   if (item.kind == "memory") {
     const auto m = profile::profile_memory(w, o, profile::MemoryOptions{});
