@@ -16,14 +16,15 @@
 
 int main(int argc, char** argv) {
   using namespace plumb::platform;
+  using plumb::Dtype;
   const bool avx512 = argc > 1 && std::strcmp(argv[1], "--avx512") == 0;
   CpuFeatures cpu = detect_cpu_features();
   cpu.avx512_vnni = cpu.avx_vnni = cpu.avx512_bf16 = cpu.avx512_fp16 = false;
   if (!avx512) cpu.avx512f = cpu.avx512bw = cpu.avx512vl = false;
   const int threads = static_cast<int>(allowed_cpus().size());
-  const InstructionPeak roof = measure_instruction_peak(PeakDtype::kInt8, threads, 0.4, cpu);
-  if (!roof.supported) {
-    std::printf("int8 roof unsupported: %s\n", roof.unsupported_reason.c_str());
+  const InstructionPeak roof = measure_instruction_peak(Dtype::kInt8, threads, 0.4, cpu);
+  if (!roof.outcome.ok()) {
+    std::printf("int8 roof unsupported: %s\n", roof.outcome.reason.c_str());
     return 1;
   }
   for (const SequencePeak& s : roof.sequences)
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     std::printf("%d thread(s): roof %.1f GOP/s (%s%s)\n", p.threads, p.ops_per_s / 1e9,
                 roof.isa.c_str(), p.disturbed ? ", disturbed" : "");
     for (const GemmPeak& g : gemms) {
-      if (g.dtype != "int8" || g.threads != p.threads || !g.supported) continue;
+      if (g.dtype != "int8" || g.threads != p.threads || !g.outcome.ok()) continue;
       const GemmAgainstRoof check = gemm_against_roof("int8", p.ops_per_s, roof.isa, g.ops_per_s,
                                                       g.library, g.implementation);
       std::printf("  %s (%s) 1024^3: %.1f GOP/s = %.2fx the roof%s\n", g.library.c_str(),

@@ -12,7 +12,11 @@
 #include <vector>
 
 #include "plumb/run/stats.h"
+#include "plumb/store/dist_record.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/sweep_records.h"
 #include "plumb/store/tune_record.h"
 
 namespace plumb::testing {

@@ -11,7 +11,10 @@
 
 #include "cli_fixture.h"
 #include "plumb/analysis/comparison_identity.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::testing {
 

@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "plumb/platform/environment.h"
+#include "plumb/profile/profiler.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::testing {

@@ -25,7 +25,9 @@
 #include "cli_fixture.h"
 #include "plumb/platform/blas_check.h"
 #include "plumb/platform/cpu_features.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 #include "stored_identity.h"
 
 namespace plumb {

@@ -13,6 +13,8 @@
 #include "cli_fixture.h"
 #include "stored_runs.h"
 
+#include "plumb/store/dist_record.h"
+
 namespace plumb {
 namespace {
 

@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "plumb/store/probe_record.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb {
 namespace {

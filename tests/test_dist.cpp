@@ -28,6 +28,7 @@
 #include "plumb/jobs/dist_protocol.h"
 #include "plumb/run/gradient_buckets.h"
 #include "plumb/run/process_group.h"
+#include "plumb/store/dist_record.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
 #include "scoped_env.h"

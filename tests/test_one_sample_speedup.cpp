@@ -16,6 +16,8 @@
 #include "plumb/jobs/precision_measure.h"
 #include "plumb/report/page.h"
 #include "plumb/report/report.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/record_json.h"
 #include "report_fixture.h"
 
 namespace plumb::testing {

@@ -9,6 +9,7 @@
 
 #include "plumb/analysis/similarity_inputs.h"
 #include "plumb/core/errors.h"
+#include "plumb/store/profile_records.h"
 #include "stored_profile_util.h"
 
 namespace plumb::analysis {

@@ -19,7 +19,13 @@
 
 #include "fresh_process.h"
 #include "plumb/core/errors.h"
+#include "plumb/store/dist_record.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/sweep_records.h"
 #include "stored_profile_util.h"
 
 namespace plumb::store {

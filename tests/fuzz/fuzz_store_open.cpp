@@ -12,7 +12,16 @@
 #include <string>
 
 #include "plumb/core/errors.h"
+#include "plumb/store/dist_record.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/serve_records.h"
+#include "plumb/store/sweep_records.h"
+#include "plumb/store/tune_record.h"
 
 namespace {
 

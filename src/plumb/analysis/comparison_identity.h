@@ -8,6 +8,7 @@
 
 #include "plumb/run/setting_identity.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::analysis {
 

@@ -15,7 +15,10 @@
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/step_loop.h"
+#include "plumb/store/dist_record.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::analysis {
 namespace {

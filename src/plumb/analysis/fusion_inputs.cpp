@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::analysis {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "plumb/analysis/fusion_mining.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::analysis {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "plumb/store/serve_records.h"
+
 namespace plumb::analysis {
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "plumb/analysis/comparison_inputs.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::analysis {
 

@@ -12,6 +12,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/mode.h"
 #include "plumb/core/text.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::analysis {
 namespace {

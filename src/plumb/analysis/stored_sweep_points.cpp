@@ -8,6 +8,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/text.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::analysis {
 

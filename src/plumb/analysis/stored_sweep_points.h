@@ -8,6 +8,7 @@
 
 #include "plumb/analysis/sweep_analysis.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::analysis {
 

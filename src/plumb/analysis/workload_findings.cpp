@@ -13,6 +13,9 @@
 #include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::analysis {
 namespace {

@@ -14,6 +14,9 @@
 #include "plumb/analysis/roofline.h"
 #include "plumb/profile/memory_breakdown.h"
 #include "plumb/profile/op_profile.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::analysis {

@@ -21,7 +21,9 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
+#include "plumb/store/probe_record.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::cli {
 namespace {

@@ -10,6 +10,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/core/atomic_file.h"
 #include "plumb/core/errors.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::cli {

@@ -18,6 +18,7 @@
 #include "plumb/jobs/sweep_report.h"
 #include "plumb/run/sweep_spec.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/sweep_records.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {

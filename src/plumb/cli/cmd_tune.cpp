@@ -18,6 +18,7 @@
 #include "plumb/jobs/tune_job.h"
 #include "plumb/jobs/tune_report.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/tune_record.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::cli {

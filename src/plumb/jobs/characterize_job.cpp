@@ -13,6 +13,7 @@
 #include "plumb/jobs/characterize_measure.h"
 #include "plumb/jobs/emulated_precisions.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/probe_record.h"
 
 namespace plumb::jobs {
 namespace {

@@ -15,7 +15,11 @@
 #include "plumb/analysis/similarity.h"
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/jobs/characterize_plan.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::jobs {
 

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "plumb/store/precision_records.h"
+#include "plumb/store/run_record.h"
+
 namespace plumb::jobs {
 namespace {
 

@@ -11,6 +11,8 @@
 #include "plumb/core/text.h"
 #include "plumb/jobs/dendrogram_text.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::jobs {
 namespace {

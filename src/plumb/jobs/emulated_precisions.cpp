@@ -13,16 +13,19 @@
 #include "plumb/platform/environment.h"
 #include "plumb/platform/peak_kernels.h"
 #include "plumb/run/engine_paths.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 namespace {
 
-std::optional<platform::PeakDtype> peak_dtype(Dtype dtype) {
+std::optional<Dtype> peak_dtype(Dtype dtype) {
   switch (dtype) {
     case Dtype::kBf16:
-      return platform::PeakDtype::kBf16;
+      return Dtype::kBf16;
     case Dtype::kInt8:
-      return platform::PeakDtype::kInt8;
+      return Dtype::kInt8;
     default:
       return std::nullopt;
   }
@@ -30,15 +33,14 @@ std::optional<platform::PeakDtype> peak_dtype(Dtype dtype) {
 
 // The probe's verdict without a stored probe: its engines for the dtype, each timed for a few
 // milliseconds on one thread (an unsupported engine returns at once, with its reason).
-analysis::PrecisionUnits measured_units(platform::PeakDtype dtype) {
-  analysis::PrecisionUnits units{false, ""};
+analysis::PrecisionUnits measured_units(Dtype dtype) {
+  bool any_ran = false;
   std::vector<std::string> reasons;
   for (const auto& engine : platform::measure_engine_peaks({dtype}, 1, 0.002)) {
-    units.has_units |= engine.supported;
-    if (!engine.supported) reasons.push_back(engine.unsupported_reason);
+    any_ran |= engine.outcome.ok();
+    if (!engine.outcome.ok()) reasons.push_back(engine.outcome.reason);
   }
-  if (!units.has_units) units.probe_reason = join(reasons, "; ");
-  return units;
+  return Outcome::supported_if(any_ran, join(reasons, "; "));
 }
 
 }  // namespace
@@ -59,7 +61,7 @@ std::vector<EmulatedPrecision> emulated_precisions(const store::ResultsStore& db
     std::optional<analysis::PrecisionUnits> units;
     if (probe) units = analysis::precision_units(probe->document, dtype);
     if (!units) units = measured_units(*engine_dtype);
-    if (units->has_units) continue;
+    if (units->ok()) continue;
     analysis::Emulation emulation;
     if (dtype == Dtype::kBf16) {
       emulation.kernels = run::bf16_kernels() == run::Bf16Kernels::kReference

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "plumb/core/precision.h"
+#include "plumb/store/precision_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 

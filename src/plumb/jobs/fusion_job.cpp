@@ -21,6 +21,8 @@
 #include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/fused_kernels.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::jobs {
 namespace {

@@ -15,6 +15,7 @@
 #include "plumb/analysis/fusion_realized.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/run/runner.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

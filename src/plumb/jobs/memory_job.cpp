@@ -17,6 +17,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::jobs {

@@ -13,6 +13,7 @@
 #include "plumb/analysis/memory_capacity.h"
 #include "plumb/analysis/memory_scaling.h"
 #include "plumb/run/runner.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

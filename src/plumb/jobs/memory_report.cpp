@@ -8,6 +8,7 @@
 #include "plumb/core/execution_settings.h"
 #include "plumb/core/json_number.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/record_json.h"
 
 namespace plumb::jobs {

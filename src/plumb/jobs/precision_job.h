@@ -18,6 +18,7 @@
 #include "plumb/run/output_error.h"
 #include "plumb/run/runner.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "plumb/platform/environment.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 

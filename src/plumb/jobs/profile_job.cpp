@@ -13,6 +13,7 @@
 #include "plumb/core/json_text.h"
 #include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/profile/trace_file.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::jobs {
 namespace {

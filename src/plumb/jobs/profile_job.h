@@ -13,6 +13,7 @@
 #include "plumb/analysis/breakdown.h"
 #include "plumb/core/mode.h"
 #include "plumb/run/runner.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

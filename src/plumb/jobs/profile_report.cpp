@@ -5,6 +5,7 @@
 
 #include "plumb/core/json_number.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::jobs {
 namespace {

@@ -9,6 +9,7 @@
 #include "plumb/core/dtype.h"
 #include "plumb/jobs/stored_or_fresh_probe.h"
 #include "plumb/jobs/stored_or_fresh_profile.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

@@ -7,6 +7,7 @@
 #include "plumb/core/mode.h"
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 namespace {

@@ -9,6 +9,7 @@
 #include "plumb/core/workload.h"
 #include "plumb/run/runner.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 

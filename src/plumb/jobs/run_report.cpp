@@ -8,6 +8,7 @@
 #include "plumb/core/text.h"
 #include "plumb/report/text_table.h"
 #include "plumb/store/record_json.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
 namespace {

@@ -11,6 +11,7 @@
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/setting_identity.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::jobs {
 namespace {

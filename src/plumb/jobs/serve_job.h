@@ -12,6 +12,7 @@
 #include "plumb/run/serve_defaults.h"
 #include "plumb/run/serve_session.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::jobs {
 

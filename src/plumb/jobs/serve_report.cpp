@@ -9,6 +9,7 @@
 #include "plumb/report/text_table.h"
 #include "plumb/run/serve_session.h"
 #include "plumb/store/record_json.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::jobs {
 namespace {

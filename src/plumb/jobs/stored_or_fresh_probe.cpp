@@ -8,6 +8,7 @@
 #include "plumb/platform/cpu_features.h"
 #include "plumb/platform/environment.h"
 #include "plumb/platform/probe.h"
+#include "plumb/store/probe_record.h"
 
 namespace plumb::jobs {
 

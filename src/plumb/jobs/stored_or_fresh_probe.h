@@ -5,6 +5,7 @@
 // analyze fusion, sweep, tune) shares this. It reports a fresh probe on stderr itself.
 #pragma once
 
+#include "plumb/store/probe_record.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

@@ -7,6 +7,7 @@
 #include "plumb/core/dtype.h"
 #include "plumb/core/mode.h"
 #include "plumb/platform/environment.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/workloads/all_workloads.h"
 
 namespace plumb::jobs {

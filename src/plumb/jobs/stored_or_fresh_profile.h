@@ -11,6 +11,7 @@
 
 #include "plumb/profile/profiler.h"
 #include "plumb/run/runner.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::jobs {

@@ -18,6 +18,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/profile/sweep_point.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::jobs {
 namespace {

@@ -13,6 +13,7 @@
 #include "plumb/run/runner.h"
 #include "plumb/run/sweep_spec.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::jobs {
 

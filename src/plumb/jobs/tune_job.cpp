@@ -29,6 +29,7 @@
 #include "plumb/run/tune_trials.h"
 #include "plumb/store/probe_record.h"
 #include "plumb/store/run_record.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::jobs {
 namespace {

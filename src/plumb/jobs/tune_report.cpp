@@ -7,6 +7,7 @@
 
 #include "plumb/jobs/tune_job.h"
 #include "plumb/report/text_table.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::jobs {
 namespace {

@@ -14,7 +14,15 @@
 
 #include "plumb/analysis/similarity.h"
 #include "plumb/report/page.h"
+#include "plumb/store/dist_record.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/serve_records.h"
+#include "plumb/store/sweep_records.h"
+#include "plumb/store/tune_record.h"
 
 namespace plumb::report {
 

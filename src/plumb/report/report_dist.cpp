@@ -10,6 +10,7 @@
 
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/dist_record.h"
 
 namespace plumb::report {
 namespace {

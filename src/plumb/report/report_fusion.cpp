@@ -14,6 +14,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::report {
 namespace {

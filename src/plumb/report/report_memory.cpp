@@ -11,6 +11,7 @@
 #include "plumb/core/text.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::report {
 namespace {

@@ -9,6 +9,7 @@
 #include "plumb/core/ratio_interval.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/precision_records.h"
 
 namespace plumb::report {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::report {
 namespace {

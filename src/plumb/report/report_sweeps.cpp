@@ -16,6 +16,7 @@
 #include "plumb/core/text.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::report {
 namespace {

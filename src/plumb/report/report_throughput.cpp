@@ -10,6 +10,7 @@
 #include "plumb/core/execution_settings.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::report {
 namespace {

@@ -15,6 +15,7 @@
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/profile_records.h"
 
 namespace plumb::report {
 namespace {

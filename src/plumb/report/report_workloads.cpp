@@ -12,6 +12,9 @@
 #include "plumb/core/text.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/run_record.h"
 
 namespace plumb::report {
 namespace {

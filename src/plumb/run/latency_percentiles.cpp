@@ -14,14 +14,14 @@
 namespace plumb::run {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoPercentile = std::numeric_limits<double>::quiet_NaN();
 using boost::math::binomial_distribution;
 }  // namespace
 
 PercentileEstimate percentile_interval(const std::vector<double>& sorted, double q,
                                        double confidence) {
   PLUMB_ASSERT(q > 0 && q < 1, "a percentile is strictly between 0 and 1");
-  PercentileEstimate e{kNaN, kNaN, kNaN, sorted.size()};
+  PercentileEstimate e{kNoPercentile, kNoPercentile, kNoPercentile, sorted.size()};
   if (sorted.empty()) return e;
   e.value = percentile_sorted(sorted, q);
   // The number of queries below the true q-quantile is Binomial(n, q): the order statistics at

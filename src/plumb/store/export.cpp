@@ -13,8 +13,14 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/ratio_interval.h"
+#include "plumb/store/precision_records.h"
+#include "plumb/store/probe_record.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
+#include "plumb/store/run_record.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::store {
 

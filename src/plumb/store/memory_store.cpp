@@ -5,6 +5,8 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/profile/memory_json.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"

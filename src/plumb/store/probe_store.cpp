@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plumb/core/json_text.h"
+#include "plumb/store/probe_record.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"

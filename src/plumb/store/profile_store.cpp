@@ -7,6 +7,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"

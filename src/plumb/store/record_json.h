@@ -22,15 +22,6 @@ nlohmann::ordered_json run_json(const StoredRun& run, bool with_samples);
 // One serve session as `plumb serve --json` prints it (docs/json.md): the setting, the headline
 // figures of its scenario (found rate, ceiling, floor), the batching and every measurement.
 nlohmann::ordered_json serve_session_json(const StoredServeSession& session);
-// A session's measurement of one role ("single-stream", "offline", "server"), or null.
-const StoredServeMeasurement* serve_measurement(const StoredServeSession& session,
-                                                const std::string& role);
-// The measurement behind the session's Server figure: the trial at the found rate of a search,
-// or the run at the given rate; null when there is none.
-const StoredServeMeasurement* serve_found_measurement(const StoredServeSession& session);
-// True when no rate tried above the found one missed the bound: the upper end of the search's
-// bracket is then the Offline ceiling (no rate beyond it can be sustained), not a measured miss.
-bool serve_bracket_is_ceiling(const StoredServeSession& session);
 
 // One probe as `plumb probe --json` prints it and `plumb export` lists it: probe_id,
 // machine_key, the probe document's fields (docs/json.md), and the environment.

@@ -24,6 +24,7 @@
 #include "plumb/core/json_text.h"
 #include "plumb/core/kill_point.h"
 #include "plumb/store/rows.h"
+#include "plumb/store/run_record.h"
 #include "plumb/store/schema.h"
 
 namespace plumb::store {

@@ -13,18 +13,9 @@
 #include <string>
 #include <vector>
 
-// The records of each kind live in headers of their own (run_record.h, profile_records.h, ...):
-// a file includes the kinds it reads or writes, and a new kind of record recompiles only them.
-// The facade names the types it moves without their definitions.
-#include "plumb/store/dist_record.h"
-#include "plumb/store/precision_records.h"
-#include "plumb/store/probe_record.h"
-#include "plumb/store/profile_records.h"
-#include "plumb/store/record_json.h"
-#include "plumb/store/run_record.h"
-#include "plumb/store/serve_records.h"
-#include "plumb/store/sweep_records.h"
-#include "plumb/store/tune_record.h"
+// The records of each kind live in headers of their own (run_record.h, profile_records.h, ...),
+// which a file includes for the kinds it reads or writes: the facade names the types it moves
+// without their definitions, so a new kind of record recompiles only its users.
 
 namespace SQLite {
 class Database;

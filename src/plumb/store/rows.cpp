@@ -14,6 +14,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/store/results_store.h"
+#include "plumb/store/run_record.h"
 #include "plumb/store/schema.h"
 
 namespace plumb::store::detail {

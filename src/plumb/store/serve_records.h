@@ -43,4 +43,14 @@ struct StoredServeSession {
   std::vector<StoredServeMeasurement> measurements;  // in the order served
 };
 
+// A session's measurement of one role ("single-stream", "offline", "server"), or null.
+const StoredServeMeasurement* serve_measurement(const StoredServeSession& session,
+                                                const std::string& role);
+// The measurement behind the session's Server figure: the trial at the found rate of a search,
+// or the run at the given rate; null when there is none.
+const StoredServeMeasurement* serve_found_measurement(const StoredServeSession& session);
+// True when no rate tried above the found one missed the bound: the upper end of the search's
+// bracket is then the Offline ceiling (no rate beyond it can be sustained), not a measured miss.
+bool serve_bracket_is_ceiling(const StoredServeSession& session);
+
 }  // namespace plumb::store

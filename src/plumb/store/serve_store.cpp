@@ -6,9 +6,11 @@
 #include "plumb/core/json_number.h"
 #include "plumb/core/json_text.h"
 #include "plumb/run/serving_loop.h"
+#include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb::store {
 

@@ -9,9 +9,11 @@
 
 #include "plumb/core/clock.h"
 #include "plumb/core/json_text.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
+#include "plumb/store/sweep_records.h"
 
 namespace plumb::store {
 namespace {

@@ -1,6 +1,7 @@
 // Precisions a quick characterization left untimed (schema v14; see results_store.h).
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "plumb/store/precision_records.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/schema.h"
