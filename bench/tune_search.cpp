@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   const double grid_s = seconds_since(start);
   size_t grid_pick = 0;
   for (size_t i = 0; i < grid.size(); ++i)
-    if (grid[i].ok && grid[i].throughput > grid[grid_pick].throughput) grid_pick = i;
+    if (grid[i].outcome.ok() && grid[i].throughput > grid[grid_pick].throughput) grid_pick = i;
 
   const auto search_options = run::options_at(space, points[search_pick]);
   const auto grid_options = run::options_at(space, points[grid_pick]);

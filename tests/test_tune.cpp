@@ -20,6 +20,7 @@
 #include "plumb/core/json_text.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
+#include "plumb/core/outcome.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/run/tune_trials.h"
@@ -54,10 +55,9 @@ struct FakeMeasure {
     for (const auto& p : points) {
       ++trials;
       TrialOutcome o;
-      o.ok = failing.count(p) == 0;
-      if (!o.ok) o.message = "unsupported in int8: no kernel";
-      o.throughput = o.ok ? synthetic_throughput(p) : 0;
-      o.step_s = o.ok ? 8.0 / o.throughput : 0;  // batch 8
+      o.outcome = Outcome::supported_if(failing.count(p) == 0, "unsupported in int8: no kernel");
+      o.throughput = o.outcome.ok() ? synthetic_throughput(p) : 0;
+      o.step_s = o.outcome.ok() ? 8.0 / o.throughput : 0;  // batch 8
       o.steps = steps;
       o.seconds = 1 + 0.1 * static_cast<double>(steps);
       out.push_back(o);
@@ -270,17 +270,18 @@ TEST(TuneTrials, APastDeadlineMeasuresTheFirstTrialOnlyAndSaysWhyNotTheRest) {
   TrialRunner without_deadline(w, space);
   const auto all = without_deadline(points, 3);
   for (const auto& o : all) {
-    EXPECT_TRUE(o.ok) << o.message;
+    EXPECT_TRUE(o.outcome.ok()) << o.outcome.reason;
     EXPECT_GE(o.steps, 1u);  // a trial far behind the fastest stops after one step
     EXPECT_GT(o.throughput, 0);
   }
   TrialRunner late(w, space);
   late.set_deadline(std::chrono::steady_clock::now());
   const auto cut = late(points, 3);
-  EXPECT_TRUE(cut.front().ok) << cut.front().message;  // stock: a call always measures one
+  // stock: a call always measures one
+  EXPECT_TRUE(cut.front().outcome.ok()) << cut.front().outcome.reason;
   for (size_t i = 1; i < cut.size(); ++i) {
-    EXPECT_FALSE(cut[i].ok);
-    EXPECT_EQ(cut[i].message, kNotReached);
+    EXPECT_EQ(cut[i].outcome.state, OutcomeState::kTimeout);
+    EXPECT_EQ(cut[i].outcome.reason, kNotReached);
   }
 }
 

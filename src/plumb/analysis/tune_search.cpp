@@ -13,7 +13,8 @@ namespace plumb::analysis {
 namespace {
 
 bool feasible(const TrialOutcome& o, double latency_bound_s) {
-  return o.ok && o.throughput > 0 && (latency_bound_s <= 0 || o.step_s <= latency_bound_s);
+  return o.outcome.ok() && o.throughput > 0 &&
+         (latency_bound_s <= 0 || o.step_s <= latency_bound_s);
 }
 
 // Indices (into rung.points) of the rung's feasible points, fastest first; ties keep the
@@ -108,7 +109,7 @@ HalvingResult successive_halving(const std::vector<TunePoint>& space, const Meas
 const TrialOutcome* latest_outcome(const HalvingResult& result, size_t point) {
   for (auto rung = result.rungs.rbegin(); rung != result.rungs.rend(); ++rung)
     for (size_t i = 0; i < rung->points.size(); ++i)
-      if (rung->points[i] == point && rung->outcomes[i].ok) return &rung->outcomes[i];
+      if (rung->points[i] == point && rung->outcomes[i].outcome.ok()) return &rung->outcomes[i];
   return nullptr;
 }
 
@@ -117,7 +118,7 @@ size_t quickest_point(const HalvingResult& result, size_t space_size) {
   double best_step = INFINITY;
   for (const auto& rung : result.rungs)
     for (size_t i = 0; i < rung.points.size(); ++i)
-      if (rung.outcomes[i].ok && rung.outcomes[i].step_s < best_step) {
+      if (rung.outcomes[i].outcome.ok() && rung.outcomes[i].step_s < best_step) {
         best_step = rung.outcomes[i].step_s;
         best = rung.points[i];
       }

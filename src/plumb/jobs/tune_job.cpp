@@ -19,6 +19,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
 #include "plumb/core/mode.h"
+#include "plumb/core/outcome.h"
 #include "plumb/core/precision.h"
 #include "plumb/jobs/precision_measure.h"
 #include "plumb/jobs/stored_or_fresh_probe.h"
@@ -196,8 +197,8 @@ Contributions contributions(const Workload& w, const run::TuneSpace& space,
   std::cerr << fmt::format("contributions: {} trials of {} steps ...\n", batch.size(), steps);
   run::TrialRunner trials(w, space, tune_progress_line);
   const auto outcomes = trials(batch, steps);
-  const double stock_thr = outcomes[0].ok ? outcomes[0].throughput : kTuneNaN;
-  const double best_thr = outcomes[1].ok ? outcomes[1].throughput : kTuneNaN;
+  const double stock_thr = outcomes[0].outcome.ok() ? outcomes[0].throughput : kTuneNaN;
+  const double best_thr = outcomes[1].outcome.ok() ? outcomes[1].throughput : kTuneNaN;
   double largest_loss = 0;
   for (size_t f = 0; f < space.factors.size(); ++f) {
     if (best[f] == 0) continue;
@@ -209,9 +210,10 @@ Contributions contributions(const Workload& w, const run::TuneSpace& space,
       if (points[i].factor != f) continue;
       const auto& o = outcomes[measured_as[i]];
       const double ratio =
-          o.ok ? o.throughput / (points[i].from_stock ? stock_thr : best_thr) : kTuneNaN;
+          o.outcome.ok() ? o.throughput / (points[i].from_stock ? stock_thr : best_thr) : kTuneNaN;
       (points[i].from_stock ? c.alone_from_stock : c.removed_from_best) = ratio;
-      if (!o.ok) (points[i].from_stock ? c.alone_note : c.removed_note) = o.message;
+      if (!o.outcome.ok())
+        (points[i].from_stock ? c.alone_note : c.removed_note) = o.outcome.reason;
       if (points[i].from_stock || !std::isfinite(ratio)) continue;
       if (1 - ratio > largest_loss) {
         largest_loss = 1 - ratio;
@@ -313,7 +315,7 @@ store::StoredTuneSession stop_at_search(TuneSession& s, const run::TuneSpace& sp
         run::reproducer_command(*s.options.workload, run::options_at(space, points[closest]))};
   } else {
     // Every trial failed: say why with the stock's reason.
-    message += ": " + search.rungs.front().outcomes.front().message;
+    message += ": " + search.rungs.front().outcomes.front().outcome.reason;
   }
   return s.finish(false, message);
 }
@@ -333,7 +335,7 @@ analysis::HalvingResult search_space(TuneSession& s, const run::TuneSpace& space
   analysis::HalvingResult search = analysis::successive_halving(points, trials, halving);
   size_t not_reached = 0;
   for (const auto& outcome : search.rungs.front().outcomes)
-    not_reached += outcome.message == run::kNotReached ? 1 : 0;
+    not_reached += outcome.outcome.state == OutcomeState::kTimeout ? 1 : 0;
   store::TuneSearchSummary& summary = s.result().search;
   summary.started = true;
   summary.method = "successive halving";

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/outcome.h"
+
 namespace plumb::run {
 
 // One factor of the space; values as text, value 0 being the stock configuration's.
@@ -21,9 +23,11 @@ using TunePoint = std::vector<size_t>;  // a value index per factor; all zeros: 
 // "stock".
 std::string point_text(const std::vector<TuneFactor>& factors, const TunePoint& point);
 
+// Not ok: kTimeout when the budget's deadline came first (reason kNotReached), else the run's
+// own failure state and message.
 struct TrialOutcome {
-  bool ok = false;
-  std::string message;    // why not ok
+  Outcome outcome = Outcome::failure(OutcomeState::kError, "");
+  std::string note;       // why an ok trial took fewer steps (cut as hopeless)
   double throughput = 0;  // units/s over the timed steps
   double step_s = 0;      // mean timed step, seconds
   size_t steps = 0;       // timed steps taken (fewer than asked when the trial was cut short)

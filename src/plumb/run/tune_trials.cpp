@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/outcome.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/step_loop.h"
 
@@ -129,8 +130,7 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
     return deadline_ && measured > 0 && Clock::now() >= *deadline_;
   };
   const auto not_reached = [&](size_t m) {
-    outcomes[m].ok = false;
-    outcomes[m].message = kNotReached;
+    outcomes[m].outcome = Outcome::failure(OutcomeState::kTimeout, kNotReached);
     if (progress_)
       progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]), kNotReached));
   };
@@ -145,7 +145,7 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
     for (const ModelKey& key : order)
       if (groups[key].size() > 1)
         passes.emplace_back(key, std::vector<size_t>(groups[key].begin() + 1, groups[key].end()));
-  std::map<ModelKey, std::string> failed_models;  // a model that could not be built or run
+  std::map<ModelKey, Outcome> failed_models;  // a model that could not be built or run
   for (const auto& pass : passes) {
     // Named, not bound: the lambda below captures them (C++17 cannot capture a binding).
     const ModelKey& key = pass.first;
@@ -155,10 +155,7 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
       continue;
     }
     if (const auto failed = failed_models.find(key); failed != failed_models.end()) {
-      for (size_t m : members) {
-        outcomes[m].ok = false;
-        outcomes[m].message = failed->second;
-      }
+      for (size_t m : members) outcomes[m].outcome = failed->second;
       continue;
     }
     const RunOptions first = options_at(space_, points[members.front()]);
@@ -186,13 +183,13 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
         if (const auto cut = hopeless_engines.find(o.engine); cut != hopeless_engines.end()) {
           out = cut->second;
           out.seconds = 0;
-          out.message = fmt::format(
+          out.note = fmt::format(
               "not stepped: the same precision, format and engine was over {:g}x the fastest "
               "trial's time per unit",
               kWarmupCutFactor);
           ++done;
           if (progress_)
-            progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]), out.message));
+            progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]), out.note));
           continue;
         }
         try {
@@ -208,7 +205,7 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
           double total = hopeless ? first_s : 0;
           if (hopeless) {
             out.steps = 1;
-            out.message = fmt::format(
+            out.note = fmt::format(
                 "cut after its first warm-up step: over {:g}x the fastest trial's time per unit",
                 kWarmupCutFactor);
           }
@@ -219,15 +216,14 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
             const double unit_s = total / (static_cast<double>(out.steps) * loop.units());
             if (unit_s > kTrialCutFactor * fastest_unit_s_) break;
           }
-          out.ok = true;
+          out.outcome = Outcome::success();
           out.step_s = total / static_cast<double>(out.steps);
           out.throughput = loop.units() / out.step_s;
           fastest_unit_s_ = std::min(fastest_unit_s_, out.step_s / loop.units());
           if (hopeless) hopeless_engines[o.engine] = out;
         } catch (...) {
           record_failure(std::current_exception(), o, member);
-          out.ok = false;
-          out.message = member.message;
+          out.outcome = Outcome::failure(member.status, member.message);
         }
         out.seconds = seconds_since(start) + shared_s;
         shared_s = 0;
@@ -235,17 +231,18 @@ std::vector<TrialOutcome> TrialRunner::operator()(const std::vector<TunePoint>& 
         ++measured;
         if (progress_)
           progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[m]),
-                                out.ok ? fmt::format("{:.2f} {} ({} steps)", out.throughput,
-                                                     workload_.info.throughput_unit, out.steps)
-                                       : out.message));
+                                out.outcome.ok()
+                                    ? fmt::format("{:.2f} {} ({} steps)", out.throughput,
+                                                  workload_.info.throughput_unit, out.steps)
+                                    : out.outcome.reason));
       }
     });
-    if (group.status != RunStatus::kOk) failed_models[key] = group.message;
+    if (group.status != RunStatus::kOk)
+      failed_models[key] = Outcome::failure(group.status, group.message);
     if (group.status != RunStatus::kOk)
       for (size_t k = done; k < members.size(); ++k) {
         TrialOutcome& out = outcomes[members[k]];
-        out.ok = false;
-        out.message = group.message;
+        out.outcome = Outcome::failure(group.status, group.message);
         out.seconds = k == done ? seconds_since(build_start) : 0;
         if (progress_)
           progress_(fmt::format("{:<44} {}", point_text(space_.factors, points[members[k]]),
