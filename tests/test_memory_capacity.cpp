@@ -23,10 +23,10 @@ struct SyntheticWorkload {
   std::vector<std::pair<int64_t, int64_t>> calls;  // batch, limit
   MeasuredBatch operator()(int64_t batch, int64_t limit) {
     calls.emplace_back(batch, limit);
-    if (oom > 0 && batch >= oom) return {batch, false, 0, "out_of_memory"};
+    if (oom > 0 && batch >= oom) return {batch, OutcomeState::kOutOfMemory, 0};
     const int64_t p = peak(batch);
-    if (limit > 0 && p > limit) return {batch, false, 0, "out_of_memory"};
-    return {batch, true, p, "ok"};
+    if (limit > 0 && p > limit) return {batch, OutcomeState::kOutOfMemory, 0};
+    return {batch, OutcomeState::kOk, p};
   }
   MeasureBatch measure() {
     return [this](int64_t b, int64_t l) { return (*this)(b, l); };

@@ -13,7 +13,7 @@ namespace {
 std::vector<MeasuredBatch> successful(const std::vector<MeasuredBatch>& measured) {
   std::vector<MeasuredBatch> out;
   for (const auto& m : measured)
-    if (m.ok) out.push_back(m);
+    if (m.ok()) out.push_back(m);
   std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.batch < y.batch; });
   return out;
 }
@@ -51,12 +51,12 @@ CapacityResult find_memory_capacity(int64_t limit, std::vector<MeasuredBatch> me
   CapacityResult c;
   c.limit_bytes = limit;
   auto one = std::find_if(measured.begin(), measured.end(),
-                          [](const auto& m) { return m.batch == 1 && m.ok; });
+                          [](const auto& m) { return m.batch == 1 && m.ok(); });
   if (one == measured.end()) {
     measured.push_back(measure(1, 0));
     one = std::prev(measured.end());
   }
-  if (!one->ok) {
+  if (!one->ok()) {
     c.stop = CapacityStop::kBatchOneFailed;
     return c;
   }
@@ -66,7 +66,7 @@ CapacityResult find_memory_capacity(int64_t limit, std::vector<MeasuredBatch> me
     return c;
   }
   for (const auto& m : measured) {
-    const bool within = m.ok && m.total_peak <= limit;
+    const bool within = m.ok() && m.total_peak <= limit;
     if (within) c.fits = std::max(c.fits, m.batch);
     if (!within && (c.fails == 0 || m.batch < c.fails)) c.fails = m.batch;
   }
@@ -81,11 +81,11 @@ CapacityResult find_memory_capacity(int64_t limit, std::vector<MeasuredBatch> me
     const MeasuredBatch m = measure(b, 0);
     measured.push_back(m);
     c.attempts.push_back(m);
-    last_out_of_memory = !m.ok;
-    (m.ok && m.total_peak <= limit ? c.fits : c.fails) = b;
+    last_out_of_memory = !m.ok();
+    (m.ok() && m.total_peak <= limit ? c.fits : c.fails) = b;
   }
   const MeasuredBatch confirm = measure(c.fits, limit);
-  if (confirm.ok && confirm.total_peak <= limit) {
+  if (confirm.ok() && confirm.total_peak <= limit) {
     c.verified = c.fits;
     c.verified_peak = confirm.total_peak;
   }

@@ -10,17 +10,19 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <vector>
+
+#include "plumb/core/outcome.h"
 
 namespace plumb::analysis {
 
 // One memory pass as the search sees it.
 struct MeasuredBatch {
   int64_t batch = 0;
-  bool ok = false;         // the pass ran (not out of memory, not failed)
-  int64_t total_peak = 0;  // the step's total peak, when ok
-  std::string status;      // the pass's status name
+  OutcomeState state = OutcomeState::kError;  // the pass's status
+  int64_t total_peak = 0;                     // the step's total peak, when ok
+
+  bool ok() const { return state == OutcomeState::kOk; }  // the pass ran (not out of memory)
 };
 
 // Measures one batch: without a budget of the search's own (limit_bytes 0) or under one.

@@ -87,8 +87,7 @@ class MemorySession {
 };
 
 analysis::MeasuredBatch measured_batch(const store::StoredMemoryProfile& p) {
-  const bool ok = memory_pass_ok(p);
-  return {p.batch, ok, ok ? p.result.breakdown.total_peak : 0, run::status_name(p.result.status)};
+  return {p.batch, p.result.status, memory_pass_ok(p) ? p.result.breakdown.total_peak : 0};
 }
 
 // The search of the memory limit (analysis/memory_capacity.h) over this session's passes; its

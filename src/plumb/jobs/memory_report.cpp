@@ -7,6 +7,7 @@
 
 #include "plumb/core/execution_settings.h"
 #include "plumb/core/json_number.h"
+#include "plumb/core/outcome.h"
 #include "plumb/report/text_table.h"
 #include "plumb/store/profile_records.h"
 #include "plumb/store/record_json.h"
@@ -32,7 +33,7 @@ const store::StoredMemoryProfile* largest_ok_pass(const MemoryJobResult& r) {
 
 // "fits: 1.2 GiB", "over: 3.4 GiB" or the status of a pass that did not run.
 std::string attempt_outcome(const analysis::MeasuredBatch& m, int64_t limit) {
-  if (!m.ok) return m.status;
+  if (!m.ok()) return outcome_state_name(m.state);
   return fmt::format("{} {}", m.total_peak <= limit ? "fits:" : "over:",
                      format_bytes(static_cast<double>(m.total_peak)));
 }
