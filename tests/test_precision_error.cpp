@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "plumb/core/outcome.h"
 #include "plumb/run/error_against_fp32.h"
 #include "plumb/workloads/all_workloads.h"
 #include "workload_test_util.h"
@@ -27,7 +28,7 @@ TEST(PrecisionError, TensorsAreScoredByRelativeL2) {
   EXPECT_STREQ(run::error_metric(e), run::kRelativeL2Metric);
   EXPECT_DOUBLE_EQ(run::error_value(e), 0.5 / 5.0);
   run::ErrorAgainstFp32 measured;
-  measured.measured = true;
+  measured.outcome = Outcome::success();
   measured.metric = run::error_metric(e);
   measured.value = run::error_value(e);
   EXPECT_EQ(run::error_text(measured), "relative_l2 1.00e-01");
@@ -40,7 +41,7 @@ TEST(PrecisionError, TokensAreScoredByTheShareThatDiffers) {
   EXPECT_STREQ(run::error_metric(e), run::kTokenMismatchMetric);
   EXPECT_DOUBLE_EQ(run::error_value(e), 0.25);
   run::ErrorAgainstFp32 unmeasured;
-  unmeasured.note = "why";
+  unmeasured.outcome = Outcome::failure(OutcomeState::kUnsupported, "why");
   EXPECT_EQ(run::error_text(unmeasured), "why");
 }
 
@@ -71,12 +72,12 @@ TEST(PrecisionError, AFloatingWorkloadIsMeasuredByRelativeL2) {
   ASSERT_TRUE(reference.captured()) << reference.note();
   EXPECT_STREQ(reference.metric(), run::kRelativeL2Metric);
   auto fp32 = reference.error_of(reference.setting());
-  ASSERT_TRUE(fp32.measured);
+  ASSERT_TRUE(fp32.outcome.ok());
   EXPECT_EQ(fp32.value, 0);
   auto o = reference.setting();
   o.dtype = Dtype::kBf16;
   const auto bf16 = reference.error_of(o);
-  ASSERT_TRUE(bf16.measured) << bf16.note;
+  ASSERT_TRUE(bf16.outcome.ok()) << bf16.outcome.reason;
   EXPECT_EQ(bf16.metric, run::kRelativeL2Metric);
   EXPECT_DOUBLE_EQ(bf16.value, bf16.error.relative_l2);
   EXPECT_GT(bf16.value, 0);
@@ -93,7 +94,7 @@ TEST(PrecisionError, ATokenWorkloadIsMeasuredByTokenMismatch) {
   auto o = reference.setting();
   o.dtype = Dtype::kBf16;
   const auto bf16 = reference.error_of(o);
-  ASSERT_TRUE(bf16.measured) << bf16.note;
+  ASSERT_TRUE(bf16.outcome.ok()) << bf16.outcome.reason;
   EXPECT_EQ(bf16.metric, run::kTokenMismatchMetric);
   EXPECT_DOUBLE_EQ(bf16.value, 1 - bf16.error.agreement);
   EXPECT_GE(bf16.value, 0);

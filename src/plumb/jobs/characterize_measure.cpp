@@ -31,8 +31,8 @@ bool measure_precision_item(const CharacterizeItem& item, const run::RunOptions&
   auto ref = references.find(w.info.name);
   if (ref == references.end()) ref = references.try_emplace(w.info.name, w, o).first;
   const auto e = ref->second.error_of(o);
-  save_precision_comparison(db, run, *fp32_run, speed_against(*fp32_run, run), e.measured, e.error,
-                            e.note);
+  save_precision_comparison(db, run, *fp32_run, speed_against(*fp32_run, run), e.outcome.ok(),
+                            e.error, e.outcome.reason);
   return true;
 }
 

@@ -33,9 +33,9 @@ void measure_row_errors(const run::Fp32Reference& reference,
     o.dtype = parse_dtype(row.run.dtype);
     o.memory_format = parse_memory_format(row.run.memory_format);
     const auto e = reference.error_of(o);
-    row.error_measured = e.measured;
+    row.error_measured = e.outcome.ok();
     row.error = e.error;
-    row.error_note = e.note;
+    row.error_note = e.outcome.reason;
   }
 }
 

@@ -17,7 +17,8 @@ run::ErrorAgainstFp32 int8_error_keeping(const run::Fp32Reference& reference, ru
   o.dtype = Dtype::kInt8;
   o.keep_fp32 = keep;
   auto e = reference.error_of(o);
-  if (!e.measured) throw UsageError("int8 failed while searching the plan: " + e.note);
+  if (!e.outcome.ok())
+    throw UsageError("int8 failed while searching the plan: " + e.outcome.reason);
   return e;
 }
 
@@ -31,7 +32,8 @@ SelectiveInt8Plan search_selective_int8_plan(const std::string& workload_name,
   run::RunOptions int8 = options;
   int8.dtype = Dtype::kInt8;
   const auto full = reference.error_of(int8);
-  if (!full.measured) throw UsageError("int8 cannot run for " + workload_name + ": " + full.note);
+  if (!full.outcome.ok())
+    throw UsageError("int8 cannot run for " + workload_name + ": " + full.outcome.reason);
   std::cerr << fmt::format("error of each of {} int8 layers alone ...\n",
                            full.quantized_layers.size());
   for (const auto& layer : full.quantized_layers) {

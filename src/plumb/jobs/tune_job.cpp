@@ -76,9 +76,9 @@ std::vector<TunePrecisionCheck> check_precisions(const Workload& w, const run::R
       run::RunOptions o = reference.setting();
       o.dtype = d;
       const auto e = reference.error_of(o);
-      c.measured = e.measured;
+      c.measured = e.outcome.ok();
       c.error = e.value;
-      c.note = e.note;
+      c.note = e.outcome.reason;
     }
     c.allowed = c.measured && c.error <= max_error;
     if (c.measured && !c.allowed)

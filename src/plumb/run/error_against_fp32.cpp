@@ -14,7 +14,7 @@ double error_value(const OutputError& e) {
 }
 
 std::string error_text(const ErrorAgainstFp32& e) {
-  return e.measured ? fmt::format("{} {:.2e}", e.metric, e.value) : e.note;
+  return e.outcome.ok() ? fmt::format("{} {:.2e}", e.metric, e.value) : e.outcome.reason;
 }
 
 RunOptions fp32_reference_setting(const RunOptions& setting) {
@@ -42,10 +42,12 @@ Fp32Reference::Fp32Reference(const Workload& workload, const RunOptions& setting
     : workload_(&workload), setting_(fp32_reference_setting(setting)) {
   auto capture = capture_outputs(workload, setting_, kErrorBatches);
   if (capture.status != RunStatus::kOk)
-    note_ = "fp32 outputs could not be captured: " + capture.message;
+    capture_ =
+        Outcome::failure(capture.status, "fp32 outputs could not be captured: " + capture.message);
   else if (!capture.exposes_output)
-    note_ =
-        workload.info.name + " does not expose its output yet: its error against fp32 is unknown";
+    capture_ = Outcome::failure(
+        OutcomeState::kUnsupported,
+        workload.info.name + " does not expose its output yet: its error against fp32 is unknown");
   else
     outputs_ = std::move(capture.outputs);
 }
@@ -58,7 +60,7 @@ const char* Fp32Reference::metric() const {
 ErrorAgainstFp32 Fp32Reference::error_of(const RunOptions& candidate) const {
   ErrorAgainstFp32 e;
   if (!captured()) {
-    e.note = note_;
+    e.outcome = capture_;
     return e;
   }
   e.metric = metric();
@@ -73,13 +75,13 @@ ErrorAgainstFp32 Fp32Reference::error_of(const RunOptions& candidate) const {
   } else {
     auto capture = capture_outputs(*workload_, o, kErrorBatches);
     if (capture.status != RunStatus::kOk) {
-      e.note = capture.message;
+      e.outcome = Outcome::failure(capture.status, capture.message);
       return e;
     }
     e.error = compare_outputs(outputs_, capture.outputs);
     e.quantized_layers = std::move(capture.quantized_layers);
   }
-  e.measured = true;
+  e.outcome = Outcome::success();
   e.value = error_value(e.error);
   return e;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/outcome.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/output_error.h"
 #include "plumb/run/run_result.h"
@@ -24,12 +25,13 @@ inline constexpr size_t kErrorBatches = kDefaultBatchPool;
 inline constexpr const char* kRelativeL2Metric = "relative_l2";
 inline constexpr const char* kTokenMismatchMetric = "token_mismatch";
 
+// Not measured: kUnsupported when the workload does not expose its output, else the state and
+// message of the capture that failed (fp32's or the candidate's).
 struct ErrorAgainstFp32 {
-  bool measured = false;
+  Outcome outcome = Outcome::failure(OutcomeState::kError, "");  // ok once measured
   OutputError error;  // every measure (relative L2, max abs, cosine, agreement) when measured
   std::string metric = kRelativeL2Metric;  // kRelativeL2Metric or kTokenMismatchMetric
   double value = std::numeric_limits<double>::quiet_NaN();  // the headline metric's value
-  std::string note;                                         // why not measured
   std::vector<std::string> quantized_layers;                // int8: module paths calibration saw
 };
 
@@ -37,7 +39,7 @@ struct ErrorAgainstFp32 {
 const char* error_metric(const OutputError& e);
 double error_value(const OutputError& e);
 
-// "relative_l2 1.23e-02", or the note when not measured: the one line the commands print.
+// "relative_l2 1.23e-02", or why not when not measured: the one line the commands print.
 std::string error_text(const ErrorAgainstFp32& e);
 
 // The reference every precision is compared with: `setting` in fp32, contiguous, on oneDNN, in
@@ -51,8 +53,8 @@ class Fp32Reference {
   Fp32Reference(const Workload& workload, const RunOptions& setting);
 
   // Outputs were captured; when not, note() says why (every error_of carries it too).
-  bool captured() const { return note_.empty(); }
-  const std::string& note() const { return note_; }
+  bool captured() const { return capture_.ok(); }
+  const std::string& note() const { return capture_.reason; }
   const RunOptions& setting() const { return setting_; }
   // The headline metric of this workload's outputs (relative L2 when none were captured).
   const char* metric() const;
@@ -66,7 +68,7 @@ class Fp32Reference {
   const Workload* workload_;
   RunOptions setting_;
   std::vector<torch::Tensor> outputs_;
-  std::string note_;
+  Outcome capture_;  // of fp32's outputs
 };
 
 }  // namespace plumb::run
