@@ -87,7 +87,11 @@ SweepJobResult run_sweep_job(const Workload& w, const SweepJobOptions& o,
     ceilings = analysis::ceilings_from_probe(probe.probe.document, "fp32", spec.threads,
                                              analysis::PeakKind::kInstruction);
   }
-  SweepJobResult r{spec.name, spec.workload, points.size(), o.shard};
+  SweepJobResult r;
+  r.name = spec.name;
+  r.workload = spec.workload;
+  r.points = points.size();
+  r.shard = o.shard;
   r.db_path = db->path();
   size_t owned = 0;
   const auto todo = points_to_run(points, o.shard, done, owned);
