@@ -5,7 +5,6 @@
 #include <iostream>
 #include <optional>
 
-#include <fmt/format.h>
 #include "plumb/analysis/precision_capability.h"
 
 #include "plumb/core/clock.h"
@@ -13,6 +12,7 @@
 #include "plumb/platform/environment.h"
 #include "plumb/platform/peak_kernels.h"
 #include "plumb/run/engine_paths.h"
+#include "plumb/run/setting_identity.h"
 #include "plumb/store/precision_records.h"
 #include "plumb/store/probe_record.h"
 #include "plumb/store/run_record.h"
@@ -82,6 +82,20 @@ void warn_emulated_precisions(const store::ResultsStore& db, const std::vector<D
               << dtype_name(emulated.dtype) << " out of the precisions to skip it)\n";
 }
 
+namespace {
+// The quick pass that times `dtype` on `workload` anyway, as the identity printer writes it.
+run::Setting quick_pass_setting(const std::string& workload, const std::string& dtype,
+                                const QuickPass& pass) {
+  run::Setting s{"plumb characterize", workload, {}};
+  s.fields.push_back({"quick", "true", {"--quick"}});
+  s.fields.push_back({"dtypes", dtype, {"--dtypes", dtype}});
+  s.fields.push_back({"size", pass.size, {"--size", pass.size}, true, pass.size == "tiny"});
+  s.fields.push_back({"name", pass.name, {"--name", pass.name}, true, pass.name != "quick"});
+  s.fields.push_back({"db", pass.db, {"--db", pass.db}, false});
+  return s;
+}
+}  // namespace
+
 void leave_emulated_precisions_untimed(store::ResultsStore& db, std::vector<Dtype>& dtypes,
                                        const std::vector<std::string>& workloads,
                                        const QuickPass& pass) {
@@ -91,12 +105,10 @@ void leave_emulated_precisions_untimed(store::ResultsStore& db, std::vector<Dtyp
               << " times it)\n";
     dtypes.erase(std::remove(dtypes.begin(), dtypes.end(), emulated.dtype), dtypes.end());
     for (const auto& workload : workloads)
-      db.save_untimed_precision(
-          {0, pass.tag, workload, "infer", dtype, emulated.sentence,
-           fmt::format("plumb characterize {} --quick --dtypes {}{}{} --db {}", workload, dtype,
-                       pass.size == "tiny" ? " --size tiny" : "",
-                       pass.name == "quick" ? "" : " --name " + pass.name, pass.db),
-           utc_now_iso8601()});
+      db.save_untimed_precision({0, pass.tag, workload, "infer", dtype, emulated.sentence,
+                                 run::print_setting(quick_pass_setting(workload, dtype, pass),
+                                                    run::SettingPrint::kReproducer),
+                                 utc_now_iso8601()});
   }
 }
 
@@ -108,7 +120,7 @@ std::vector<store::UntimedPrecision> still_untimed(std::vector<store::UntimedPre
                                  return u.tag != tag ||
                                         std::any_of(runs.begin(), runs.end(), [&](const auto& r) {
                                           return r.tag == tag && r.workload == u.workload &&
-                                                 r.mode == u.mode && r.dtype == u.dtype;
+                                                 r.mode == u.mode && dtype_name(r.dtype) == u.dtype;
                                         });
                                }),
                 records.end());
