@@ -4,6 +4,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
@@ -60,6 +61,16 @@ TEST(DtypeTable, RunsTakeTheRunPrecisionsOnly) {
   }
   EXPECT_EQ(parse_dtype_list("int8,fp32"), (std::vector<Dtype>{Dtype::kInt8, Dtype::kFp32}));
   EXPECT_THROW(parse_dtype_list("int8,int8"), UsageError);
+}
+
+// In JSON (stored documents, --json) a dtype is its name, and a name reads back to the enum.
+TEST(DtypeTable, JsonHoldsTheName) {
+  for (const DtypeInfo& row : dtype_table()) {
+    const nlohmann::ordered_json j = row.dtype;
+    EXPECT_EQ(j, row.name);
+    EXPECT_EQ(j.get<Dtype>(), row.dtype);
+  }
+  EXPECT_THROW(nlohmann::json("fp8").get<Dtype>(), std::invalid_argument);
 }
 
 }  // namespace

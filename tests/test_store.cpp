@@ -516,6 +516,21 @@ TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
   }
 }
 
+// A stored dtype parses back to the dtype table's enum: a name the table lacks is a damaged
+// record, refused the same way.
+TEST_F(StoreTest, AStoredDtypeOutsideTheTableIsADamagedRecord) {
+  const std::string db = store_with_one_run(file("fp8.db"), "UPDATE runs SET dtype = 'fp8'");
+  auto store = ResultsStore::open(db, /*read_only=*/true);
+  try {
+    store->load_runs(false);
+    ADD_FAILURE() << "a run of an unknown dtype was loaded";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'fp8' is no dtype plumb knows"), std::string::npos) << message;
+    EXPECT_NE(message.find("damaged"), std::string::npos) << message;
+  }
+}
+
 // Schema 12 stores what a record did on purpose as fields: the testing aid's step delay (a
 // column) and a memory pass's --rss-check (its heap policy, return: the same mechanism). A
 // file of schema 11 had them only as a run's warning and a pass's command line: read without
@@ -890,7 +905,7 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
   {
     auto old = ResultsStore::open(db, /*read_only=*/true)->load_runs(false);
     ASSERT_EQ(old.size(), 1u);
-    EXPECT_EQ(old[0].dtype, "fp32");
+    EXPECT_EQ(old[0].dtype, Dtype::kFp32);
   }
   auto store = ResultsStore::open(db);
   auto options = make_options();
@@ -902,10 +917,10 @@ TEST_F(StoreTest, SchemaSixGainsPrecisionColumnsAndTheUnsupportedStatus) {
   const int64_t id = store->save_run(options, result, make_environment());
   const auto runs = store->load_runs(false);
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].dtype, "fp32");
+  EXPECT_EQ(runs[0].dtype, Dtype::kFp32);
   EXPECT_EQ(runs[0].memory_format, "contiguous");
   EXPECT_EQ(runs[1].id, id);
-  EXPECT_EQ(runs[1].dtype, "bf16");
+  EXPECT_EQ(runs[1].dtype, Dtype::kBf16);
   EXPECT_EQ(runs[1].result.status, run::RunStatus::kUnsupported);
   EXPECT_EQ(runs[1].result.precision_notes, std::vector<std::string>{"bf16: note"});
   SQLite::Database raw(db, SQLite::OPEN_READONLY);

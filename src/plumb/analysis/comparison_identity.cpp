@@ -15,7 +15,7 @@ run::Setting stored_setting(const store::StoredRecord& r) {
   id.threads = r.threads;
   id.device = r.device;
   // Precision is a run setting; records from before schema v7 kept it as a config key.
-  id.dtype = r.dtype;  // the column wins over such a config key (below)
+  id.dtype = dtype_name(r.dtype);  // the column wins over such a config key (below)
   id.memory_format = r.memory_format;
   id.engine = r.engine;
   id.heap = r.heap;

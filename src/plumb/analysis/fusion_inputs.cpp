@@ -12,7 +12,7 @@ const store::StoredProfile* newest_profile(const std::vector<store::StoredProfil
                                            const std::string& workload, const std::string& mode,
                                            const std::string& dtype) {
   for (auto it = profiles.rbegin(); it != profiles.rend(); ++it)
-    if (it->workload == workload && it->mode == mode && it->dtype == dtype &&
+    if (it->workload == workload && it->mode == mode && dtype_name(it->dtype) == dtype &&
         it->result.status == run::RunStatus::kOk)
       return &*it;
   return nullptr;
@@ -26,7 +26,8 @@ profile::StepGraph stored_graph(const store::ResultsStore& db, const store::Stor
         "profile {} of {} ({}, {}) in {} was stored before plumb captured operator graphs; "
         "re-profile with this version: plumb profile {} --mode {} --dtype {} --db {} (or add "
         "--profile here)",
-        p.id, p.workload, p.mode, p.dtype, db_path, p.workload, p.mode, p.dtype, db_path));
+        p.id, p.workload, p.mode, dtype_name(p.dtype), db_path, p.workload, p.mode,
+        dtype_name(p.dtype), db_path));
   return std::move(*graph);
 }
 

@@ -194,7 +194,7 @@ std::string precision_gain_text(const store::PrecisionComparisonRecord& c) {
     notes.push_back(fmt::format("tokens {} agree", percent(c.error.agreement)));
   else if (c.error_measured && std::isfinite(c.error.relative_l2))
     notes.push_back(fmt::format("error {:.1e}", c.error.relative_l2));
-  return fmt::format("{} {}{}", c.dtype,
+  return fmt::format("{} {}{}", dtype_name(c.dtype),
                      speed.ratio_known() ? ratio_text(speed) : "speed not measured",
                      notes.empty() ? "" : " (" + join(notes, "; ") + ")");
 }

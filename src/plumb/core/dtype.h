@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,5 +47,19 @@ std::optional<Dtype> dtype_of_scalar_type(c10::ScalarType scalar_type);
 Dtype parse_dtype(const std::string& text);
 // "fp32,bf16,int8" -> each parsed, duplicates refused.
 std::vector<Dtype> parse_dtype_list(const std::string& text);
+
+// In JSON a dtype is its name, never the enum's number (stored documents and --json output);
+// reading a name not in the table throws.
+template <typename Json>
+void to_json(Json& j, Dtype dtype) {
+  j = dtype_name(dtype);
+}
+template <typename Json>
+void from_json(const Json& j, Dtype& dtype) {
+  const auto name = j.template get<std::string>();
+  const auto parsed = dtype_from_name(name);
+  if (!parsed) throw std::invalid_argument("'" + name + "' is no dtype plumb knows");
+  dtype = *parsed;
+}
 
 }  // namespace plumb

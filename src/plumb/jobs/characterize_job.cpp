@@ -86,7 +86,7 @@ void read_characterize_pass(const store::ResultsStore& db, const CharacterizeJob
   const auto runs = db.load_runs(false);
   for (const auto& r : runs) {
     if (r.tag != tag) continue;
-    if (r.dtype == "fp32") by_workload[r.workload].runs[r.mode] = r;
+    if (r.dtype == Dtype::kFp32) by_workload[r.workload].runs[r.mode] = r;
     if (r.result.status == run::RunStatus::kUnsupported)
       by_workload[r.workload].unsupported.push_back(r);
   }

@@ -33,11 +33,11 @@ StoredItems read_stored_items(const store::ResultsStore& db, const std::string& 
   std::map<int64_t, store::StoredRun> precision_runs;
   for (auto& r : db.load_runs(/*with_samples=*/false)) {
     if (r.tag != tag) continue;
-    if (r.dtype == "fp32") {
+    if (r.dtype == Dtype::kFp32) {
       s.done.insert(characterize_item_key(r.workload, "run", r.mode, "fp32"));
       if (r.mode == "infer" && r.result.status == run::RunStatus::kOk) s.fp32_infer[r.workload] = r;
     } else if (r.result.status != run::RunStatus::kOk) {
-      s.done.insert(characterize_item_key(r.workload, "precision", r.mode, r.dtype));
+      s.done.insert(characterize_item_key(r.workload, "precision", r.mode, dtype_name(r.dtype)));
     } else {
       precision_runs[r.id] = r;
     }
@@ -45,12 +45,12 @@ StoredItems read_stored_items(const store::ResultsStore& db, const std::string& 
   for (const auto& c : db.load_precision_comparisons()) {
     const auto it = precision_runs.find(c.run_id);
     if (it == precision_runs.end()) continue;
-    s.done.insert(
-        characterize_item_key(it->second.workload, "precision", it->second.mode, it->second.dtype));
+    s.done.insert(characterize_item_key(it->second.workload, "precision", it->second.mode,
+                                        dtype_name(it->second.dtype)));
     precision_runs.erase(it);
   }
   for (auto& [id, r] : precision_runs)
-    s.uncompared[characterize_item_key(r.workload, "precision", r.mode, r.dtype)] = r;
+    s.uncompared[characterize_item_key(r.workload, "precision", r.mode, dtype_name(r.dtype))] = r;
   for (const auto& p : db.load_profiles(tag))
     s.done.insert(characterize_item_key(p.workload, "profile", p.mode, "fp32"));
   for (const auto& m : db.load_memory_profiles(tag))

@@ -143,7 +143,8 @@ std::vector<std::string> characterize_workload_cells(const CharacterizeWorkload&
   cells.push_back(characterize_memory_text(s.memory));
   std::vector<std::string> prec;
   for (const auto& c : s.precisions) prec.push_back(analysis::precision_gain_text(c));
-  for (const auto& r : s.unsupported) prec.push_back(r.dtype + " unsupported");
+  for (const auto& r : s.unsupported)
+    prec.push_back(std::string(dtype_name(r.dtype)) + " unsupported");
   for (const auto& u : s.untimed) prec.push_back(u.dtype + " not timed (no units)");
   cells.push_back(prec.empty() ? "-" : join(prec, ", "));
   if (any_tuned) cells.push_back(characterize_tuning_text(s.tuned));

@@ -30,7 +30,7 @@ void measure_row_errors(const run::Fp32Reference& reference,
   for (auto& row : rows) {
     if (row.run.result.status != run::RunStatus::kOk) continue;
     run::RunOptions o = reference_options;
-    o.dtype = parse_dtype(row.run.dtype);
+    o.dtype = row.run.dtype;
     o.memory_format = parse_memory_format(row.run.memory_format);
     const auto e = reference.error_of(o);
     row.error_measured = e.outcome.ok();

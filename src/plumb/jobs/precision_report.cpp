@@ -83,7 +83,7 @@ void print_precision_rows(const PrecisionResult& r, std::ostream& out) {
     const bool ok = row.run.result.status == run::RunStatus::kOk;
     const bool m = row.error_measured;
     const auto& e = row.error;
-    table.add_row({row.run.dtype, run::status_name(row.run.result.status),
+    table.add_row({dtype_name(row.run.dtype), run::status_name(row.run.result.status),
                    ok ? report::format_number(row.run.result.throughput, 2) : "-",
                    r.throughput_unit, ok ? ratio_text(analysis::ratio_interval(row.speed)) : "-",
                    ok ? interval_text(analysis::ratio_interval(row.speed)) : "-",
@@ -95,11 +95,11 @@ void print_precision_rows(const PrecisionResult& r, std::ostream& out) {
   table.print(out);
   for (const auto& row : r.rows) {
     if (row.run.result.status != run::RunStatus::kOk)
-      out << row.run.dtype << ": " << row.run.result.message << '\n';
+      out << dtype_name(row.run.dtype) << ": " << row.run.result.message << '\n';
     for (const auto& note : row.run.result.precision_notes) out << note << '\n';
     if (!row.error_note.empty() && row.run.result.status == run::RunStatus::kOk &&
-        row.run.dtype != "fp32")
-      out << row.run.dtype << " error: " << row.error_note << '\n';
+        row.run.dtype != Dtype::kFp32)
+      out << dtype_name(row.run.dtype) << " error: " << row.error_note << '\n';
   }
 }
 

@@ -22,7 +22,7 @@ std::vector<std::string> run_summary_row(const store::StoredRun& r) {
   const bool ok = r.result.status == run::RunStatus::kOk;
   return {r.workload,
           r.mode,
-          r.dtype,
+          dtype_name(r.dtype),
           std::to_string(r.batch),
           std::to_string(r.threads),
           run::status_name(r.result.status),

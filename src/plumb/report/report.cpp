@@ -59,7 +59,8 @@ ReportData load_report_data(const store::ResultsStore& store) {
   {
     std::map<std::tuple<std::string, std::string, std::string>, int64_t> newest;
     for (const auto& p : d.profiles)
-      if (p.result.status == run::RunStatus::kOk) newest[{p.workload, p.mode, p.dtype}] = p.id;
+      if (p.result.status == run::RunStatus::kOk)
+        newest[{p.workload, p.mode, dtype_name(p.dtype)}] = p.id;
     for (const auto& [key, id] : newest) {
       try {
         if (auto graph = store.load_profile_graph(id)) d.graphs.emplace(id, std::move(*graph));

@@ -112,8 +112,8 @@ std::optional<Section> fusion_section(const ReportData& d) {
     const auto graph = d.graphs.find(p.id);
     if (graph == d.graphs.end()) continue;
     try {
-      const auto ceilings = analysis::ceilings_from_probe(probe.document, p.dtype, p.threads,
-                                                          analysis::PeakKind::kGemm);
+      const auto ceilings = analysis::ceilings_from_probe(probe.document, dtype_name(p.dtype),
+                                                          p.threads, analysis::PeakKind::kGemm);
       mined.push_back({&p, analysis::mine_fusion(graph->second, ceilings),
                        platform::machine_key(p.environment)});
       ceilings_of[p.id] = ceilings;

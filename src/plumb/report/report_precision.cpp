@@ -22,7 +22,7 @@ std::string setting_label(const store::PrecisionComparisonRecord& p) {
 }
 
 std::string dtype_label(const store::PrecisionComparisonRecord& p) {
-  std::string label = p.dtype;
+  std::string label = dtype_name(p.dtype);
   if (p.memory_format != "contiguous") label += " " + p.memory_format;
   if (p.note.rfind("selective plan", 0) == 0) label += " (selective)";
   return label;

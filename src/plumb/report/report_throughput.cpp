@@ -18,7 +18,7 @@ namespace {
 using vl::json;
 
 std::string run_label(const store::StoredRun& r) {
-  std::string precision = r.dtype == "fp32" ? "" : " " + r.dtype;
+  std::string precision = r.dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(r.dtype);
   if (r.memory_format != "contiguous") precision += " " + r.memory_format;
   // Runs that differ only in engine or heap are rows of their own: their labels differ too.
   const run::RunOptions defaults;
@@ -122,7 +122,7 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
         {number_cell(r.id, std::to_string(r.id)),
          {r.workload},
          {r.mode},
-         {r.dtype + (r.memory_format == "contiguous" ? "" : " " + r.memory_format)},
+         {dtype_name(r.dtype) + (r.memory_format == "contiguous" ? "" : " " + r.memory_format)},
          number_cell(r.batch, std::to_string(r.batch)),
          number_cell(r.threads, std::to_string(r.threads)),
          {r.tag},
@@ -151,8 +151,8 @@ std::optional<Section> throughput_section(const ReportData& d) {
   // One row per tag and setting (its canonical key: engine, heap and config included), ordered
   // by workload, mode, batch, threads and precision.
   const auto runs = newest_per_key(d.runs, [](const store::StoredRun& r) {
-    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, r.dtype, r.memory_format, r.tag,
-                           analysis::stored_key(r));
+    return std::make_tuple(r.workload, r.mode, r.batch, r.threads, std::string(dtype_name(r.dtype)),
+                           r.memory_format, r.tag, analysis::stored_key(r));
   });
   Section s{"throughput",
             "Throughput and latency",

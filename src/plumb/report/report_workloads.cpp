@@ -34,7 +34,7 @@ struct WorkloadRecords {
 };
 
 bool ok(const store::StoredRecord& r, run::RunStatus status) {
-  return status == run::RunStatus::kOk && r.dtype == "fp32";
+  return status == run::RunStatus::kOk && r.dtype == Dtype::kFp32;
 }
 
 // Workloads in the order they were first measured (a characterization's suite order).
@@ -59,8 +59,9 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
   std::map<std::string, WorkloadRecords> by;
   for (const auto& r : d.runs) {  // id order: the last one wins
     if (ok(r, r.result.status)) by[r.workload].runs[r.mode] = &r;
-    if (r.result.status == run::RunStatus::kUnsupported) by[r.workload].unsupported.insert(r.dtype);
-    if (r.mode == "infer") by[r.workload].ran.insert(r.dtype);
+    if (r.result.status == run::RunStatus::kUnsupported)
+      by[r.workload].unsupported.insert(dtype_name(r.dtype));
+    if (r.mode == "infer") by[r.workload].ran.insert(dtype_name(r.dtype));
   }
   for (const auto& p : d.profiles)
     if (ok(p, p.result.status) && !p.result.profile.ops.empty())
@@ -71,7 +72,7 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
     // A training step's mix explains more (gradients, optimizer state) than inference's.
     if (current == nullptr || m.mode == "train" || current->mode != "train") current = &m;
   }
-  for (const auto& c : d.precision) by[c.workload].precisions[c.dtype] = &c;
+  for (const auto& c : d.precision) by[c.workload].precisions[dtype_name(c.dtype)] = &c;
   for (const auto& u : d.untimed) {  // id order: the newest decision wins
     const auto it = by.find(u.workload);
     if (it != by.end() && it->second.ran.count(u.dtype) == 0) it->second.untimed[u.dtype] = &u;

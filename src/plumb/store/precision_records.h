@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "plumb/core/dtype.h"
 #include "plumb/run/output_error.h"
 
 namespace plumb::store {
@@ -14,9 +15,11 @@ namespace plumb::store {
 // from the run it describes.
 struct PrecisionComparisonRecord {
   int64_t id = 0;
-  int64_t run_id = 0;                                     // the precision's timed run
-  int64_t reference_run_id = 0;                           // the fp32 run it is measured against
-  std::string workload, mode, dtype, memory_format, tag;  // of run_id (read back only)
+  int64_t run_id = 0;            // the precision's timed run
+  int64_t reference_run_id = 0;  // the fp32 run it is measured against
+  std::string workload, mode;    // of run_id (read back only)
+  Dtype dtype = Dtype::kFp32;
+  std::string memory_format, tag;
   int64_t batch = 0;
   int threads = 0;
   double speedup = 0, speedup_low = 0, speedup_high = 0;  // throughput / fp32's, 95% interval

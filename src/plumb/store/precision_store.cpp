@@ -77,7 +77,7 @@ std::vector<PrecisionComparisonRecord> ResultsStore::load_precision_comparisons(
           // The run's own columns, joined in.
           r.workload = q.getColumn("workload").getString();
           r.mode = q.getColumn("mode").getString();
-          r.dtype = q.getColumn("dtype").getString();
+          r.dtype = detail::stored_dtype(q.getColumn("dtype").getString());
           r.memory_format = q.getColumn("memory_format").getString();
           r.tag = q.getColumn("tag").getString();
           r.batch = q.getColumn("batch").getInt64();

@@ -112,7 +112,7 @@ void add_record_json(nlohmann::ordered_json& j, const StoredRecord& r) {
   j["batch"] = r.batch;
   j["threads"] = r.threads;
   j["device"] = r.device;
-  j["dtype"] = r.dtype;
+  j["dtype"] = dtype_name(r.dtype);
   j["memory_format"] = r.memory_format;
   j["engine"] = r.engine;
   j["heap"] = r.heap;
@@ -125,6 +125,13 @@ bool has_result_column(const SQLite::Statement& st, const char* column) {
   return false;
 }
 
+Dtype stored_dtype(const std::string& name) {
+  const auto dtype = dtype_from_name(name);
+  // A column of the wrong kind: guarded_read turns it into the store's read error.
+  if (!dtype) throw SQLite::Exception("'" + name + "' is no dtype plumb knows", SQLITE_MISMATCH);
+  return *dtype;
+}
+
 void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   r.id = st.getColumn("id").getInt64();
   r.workload = st.getColumn("workload").getString();
@@ -135,10 +142,10 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   // A file read without upgrading (read-only open of an older schema) lacks the v7 and v11 columns.
   using TextColumn = std::pair<const char*, std::string StoredRecord::*>;
   for (const auto& [column, field] :
-       {TextColumn{"dtype", &StoredRecord::dtype},
-        TextColumn{"memory_format", &StoredRecord::memory_format},
+       {TextColumn{"memory_format", &StoredRecord::memory_format},
         TextColumn{"engine", &StoredRecord::engine}, TextColumn{"heap", &StoredRecord::heap}})
     if (has_result_column(st, column)) r.*field = st.getColumn(column).getString();
+  if (has_result_column(st, "dtype")) r.dtype = stored_dtype(st.getColumn("dtype").getString());
   r.tag = st.getColumn("tag").getString();
   r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
   r.environment =

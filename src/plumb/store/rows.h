@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
 #include "plumb/platform/environment.h"
 #include "plumb/profile/memory_profiler.h"
@@ -198,6 +199,10 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& recor
 // measured reaches stderr instead of being lost with the write.
 [[noreturn]] void rethrow_save_error(const SQLite::Exception& e, const std::string& what,
                                      const std::string& path, const std::string& measured = "");
+
+// A stored dtype name parsed back to the table's enum (core/dtype.h); a name not in the table
+// throws an SQLite::Exception (SQLITE_MISMATCH) that guarded_read reports as a damaged file.
+Dtype stored_dtype(const std::string& name);
 
 // Rethrows what reading the store raised (an SQLite error, a malformed JSON column or one of the
 // wrong type) as one UsageError naming the file and the `what` being read: a damaged or

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plumb/core/dtype.h"
 #include "plumb/platform/environment.h"
 #include "plumb/run/run_result.h"
 
@@ -19,7 +20,7 @@ struct StoredRecord {
   int64_t batch = 0;
   int threads = 0;
   std::string device;
-  std::string dtype = "fp32";  // precision and memory format it ran in (schema v7; fp32 before)
+  Dtype dtype = Dtype::kFp32;  // precision and memory format it ran in (schema v7; fp32 before)
   std::string memory_format = "contiguous";
   std::string engine = "onednn";  // execution settings (schema v11; onednn and keep before)
   std::string heap = "keep";
