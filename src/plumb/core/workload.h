@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "plumb/core/config.h"
+#include "plumb/core/transformer_shape.h"
 
 namespace plumb {
 
@@ -87,6 +88,10 @@ struct Workload {
   // it is a run setting (RunOptions::dtype), applied by the runner.
   std::function<Config()> default_config;
   std::function<std::unique_ptr<Model>(const Config&, const torch::Device&)> build;
+  // Transformers only (gpt2, llama, bert, paradnn_transformer): the dimensions a config
+  // gives, from which info, intensity and the decode roofline count work and bytes without
+  // building the model. Empty for every other workload.
+  std::function<TransformerShape(const Config&)> transformer_shape = {};
 };
 
 // Trainable parameters of a module (requires_grad only), the number papers report.
