@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -141,14 +143,53 @@ int user_version(const std::string& db) {
   return SQLite::Database(db, SQLite::OPEN_READONLY).execAndGet("PRAGMA user_version").getInt();
 }
 
+// What a fixture statement creates or sets ("CREATE TABLE runs", "PRAGMA user_version"); empty
+// for an ALTER.
+std::string schema_object_of(const std::string& statement) {
+  static const std::regex object(R"(^(CREATE (TABLE|INDEX)) (IF NOT EXISTS )?(\w+)|^(PRAGMA \w+))");
+  std::smatch m;
+  if (!std::regex_search(statement, m, object)) return "";
+  return m[5].matched ? m[5].str() : m[1].str() + " " + m[4].str();
+}
+
 // The statements with which the plumb of an older schema created a new store: "v5" and so on,
-// tests/store_schemas/<name>.sql, derived from the repository's history.
+// derived from the repository's history. tests/store_schemas/v1.sql holds all of v1's; a later
+// <name>.sql holds what its version changed against the file named in its first line: a CREATE
+// of an object the earlier one creates takes that statement's place, another statement comes
+// before the closing PRAGMAs, a PRAGMA replaces the one that sets the same (or, new, comes
+// last). As compose() in tests/store_schemas/derive_from_history.py; empty without the file.
+std::vector<std::string> historical_statements(const std::string& name) {
+  std::ifstream in(fs::path(__FILE__).parent_path() / "store_schemas" / (name + ".sql"));
+  std::vector<std::string> out;
+  std::string header, line, sql;
+  if (!std::getline(in, header)) return out;
+  static const std::regex base(R"(as changes to (\S+)\.sql)");
+  std::smatch m;
+  if (std::regex_search(header, m, base)) out = historical_statements(m[1].str());
+  while (std::getline(in, line))
+    if (line.rfind("--", 0) != 0) sql += line + "\n";
+  for (size_t start = 0, end; start < sql.size(); start = end + 2) {
+    end = std::min(sql.find(";\n", start), sql.size());
+    const std::string statement = sql.substr(start, end - start);
+    const std::string object = schema_object_of(statement);
+    auto same = std::find_if(out.begin(), out.end(), [&](const std::string& s) {
+      return !object.empty() && schema_object_of(s) == object;
+    });
+    if (same != out.end()) {
+      *same = statement;
+      continue;
+    }
+    auto pragmas = std::find_if(out.begin(), out.end(),
+                                [](const std::string& s) { return s.rfind("PRAGMA", 0) == 0; });
+    out.insert(statement.rfind("PRAGMA", 0) == 0 ? out.end() : pragmas, statement);
+  }
+  return out;
+}
+
 std::string historical_schema(const std::string& name) {
-  const fs::path sql = fs::path(__FILE__).parent_path() / "store_schemas" / (name + ".sql");
-  std::ifstream in(sql);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string sql;
+  for (const std::string& statement : historical_statements(name)) sql += statement + ";\n";
+  return sql;
 }
 
 // A store at `db` as the plumb of schema `name` wrote it: that schema, in WAL mode, holding the

@@ -2,8 +2,9 @@
 # Writes the seed databases of the store_open fuzz target (tests/fuzz/corpus/store_open) with
 # a built plumb: runs, a profile, a memory pass, a sweep and a probe at the current schema, the
 # same reduced to runs, those runs in a file of schema 4 as plumb created it then
-# (tests/store_schemas/v4.sql), a foreign SQLite file and an empty file. Rerun after a schema
-# change, first renaming full.db to full-v<its version>.db: the seeds of older versions stay.
+# (tests/store_schemas/: v1.sql and the changes up to v4.sql), a foreign SQLite file and an empty
+# file. Rerun after a schema change, first renaming full.db to full-v<its version>.db: the seeds
+# of older versions stay.
 # Usage: tests/fuzz/seed_store_corpus.sh [path/to/plumb]   (default: build/plumb)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,9 +19,12 @@ small=(--set layers=2 --set nodes=32 --threads 1 --db full.db)
 "$plumb" memory paradnn_fc "${small[@]}" --batch 4
 "$plumb" sweep paradnn_fc "${small[@]}" --grid batch=2,4 --max-time 0.3
 "$plumb" probe --quick --db full.db
-python3 - "$out" "$here/../store_schemas/v4.sql" <<'PY'
+python3 - "$out" "$here/../store_schemas" <<'PY'
 import shutil, sqlite3, sys
-out, v4_schema = sys.argv[1], sys.argv[2]
+out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from derive_from_history import compose
+v4_schema = "".join(statement + ";\n" for statement in compose("v4"))
 def finish(path, sql=""):
     # 512-byte pages keep the seeds small enough for libFuzzer to mutate quickly.
     c = sqlite3.connect(path); c.isolation_level = None
@@ -35,7 +39,7 @@ keep_runs = "".join(f"DELETE FROM {t};" for t in
 finish("runs.db", keep_runs)
 # The runs again, in every column schema 4 had.
 c = sqlite3.connect("v4.db"); c.isolation_level = None
-c.executescript(open(v4_schema).read())
+c.executescript(v4_schema)
 c.execute("ATTACH 'runs.db' AS today")
 for (t,) in c.execute("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall():
     cols = ", ".join(f'"{n}"' for (n,) in c.execute(

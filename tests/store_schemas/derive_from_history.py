@@ -2,8 +2,13 @@
 # Writes the fixtures beside this script: the SQL with which plumb created a new results store at
 # each schema version, taken from the repository's history (create_schema in
 # src/plumb/store/schema.cpp at the last commit of each version), so that the upgrade tests start
-# from the files older plumbs really wrote. When a version is added, append the last commit of the
-# version that became old to VERSIONS and run, from the repository root:
+# from the files older plumbs really wrote. v1.sql holds all of its statements; every later file
+# holds only what its version changed against the one before it (named in its first line): a
+# CREATE of an object that one already creates takes that statement's place, any other statement
+# (a new table or index, an ALTER) comes before the closing PRAGMAs, and a PRAGMA replaces the
+# one that sets the same (or, new, comes last). compose() below and historical_schema in tests/test_store.cpp put a
+# version back together. When a version is added, append the last commit of the version that
+# became old to VERSIONS and run, from the repository root:
 #   python3 tests/store_schemas/derive_from_history.py
 # create_schema runs raw SQL constants, some through with_statuses (placeholders for the status
 # lists and for shared column fragments), and the ALTERs of add_*_columns helpers; this replays
@@ -76,26 +81,72 @@ def create_statements(commit, version):
             out.append(with_statuses(constants[m.group(2)]) if m.group(1) else constants[m.group(2)])
         elif step.split('(')[0] in HELPERS:
             name = step.split('(')[0]
-            witness, statements = HELPERS[name]
+            witness, alters = HELPERS[name]
             if witness not in function_body(src, 'void ' + name + '('):
                 sys.exit(f'{commit}: {name} is not the one this script knows')
-            out += statements
+            out += alters
         elif 'application_id' in step:
             out.append(f'PRAGMA application_id = {APPLICATION_ID};')
         elif 'user_version' in step:
             out.append(f'PRAGMA user_version = {version};')
         else:
             sys.exit(f'{commit}: create_schema step {step!r} is not known here')
-    return '\n'.join(s.strip('\n') for s in out) + '\n'
+    return statements('\n'.join(s.strip('\n') for s in out) + '\n')
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def statements(text):
+    # The statements of a fixture, without comment lines and the ';' that ends each.
+    sql = '\n'.join(line for line in text.split('\n') if not line.startswith('--'))
+    return [s.strip() for s in sql.split(';\n') if s.strip()]
+
+
+def creates(statement):
+    # What a statement creates or sets ('CREATE TABLE runs', 'PRAGMA user_version'), None for
+    # an ALTER.
+    m = re.match(r'(CREATE (?:TABLE|INDEX)) (?:IF NOT EXISTS )?(\w+)|(PRAGMA \w+)', statement)
+    return (m.group(3) or m.group(1) + ' ' + m.group(2)) if m else None
+
+
+def apply_changes(base, changes):
+    out = list(base)
+    for statement in changes:
+        what = creates(statement)
+        same = [i for i, s in enumerate(out) if what and creates(s) == what]
+        if same:
+            out[same[0]] = statement
+        else:
+            pragmas = [i for i, s in enumerate(out) if s.startswith('PRAGMA')]
+            closing = statement.startswith('PRAGMA') or not pragmas
+            out.insert(len(out) if closing else pragmas[0], statement)
+    return out
+
+
+def compose(name):
+    # The statements of fixture `name`, put together from v1.sql and the changes up to it.
+    with open(os.path.join(HERE, name + '.sql')) as f:
+        text = f.read()
+    base = re.search(r'as changes to (\S+)\.sql', text.split('\n')[0])
+    return apply_changes(compose(base.group(1)) if base else [], statements(text))
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
+    previous = ('', [])
     for name, version, commit in VERSIONS:
-        with open(os.path.join(here, name + '.sql'), 'w') as f:
+        full = create_statements(commit, version)
+        changes = [s for s in full if s not in previous[1]]
+        if apply_changes(previous[1], changes) != full:
+            sys.exit(f'{name}: its changes against {previous[0]} do not give it back')
+        against = f', as changes to {previous[0]}.sql' if previous[0] else ''
+        with open(os.path.join(HERE, name + '.sql'), 'w') as f:
             f.write(f'-- plumb results store, schema v{version}: what create_schema ran at commit '
-                    f'{commit}\n-- (written by tests/store_schemas/derive_from_history.py)\n')
-            f.write(create_statements(commit, version))
+                    f'{commit}{against}\n-- (written by tests/store_schemas/derive_from_history.py)\n')
+            f.write(';\n'.join(changes) + ';\n')
+        if compose(name) != full:
+            sys.exit(f'{name}: the file written does not compose back')
+        previous = (name, full)
 
 
 if __name__ == '__main__':

@@ -21,7 +21,6 @@ CREATE TABLE environments (
   warnings_json    TEXT NOT NULL,
   json             TEXT NOT NULL UNIQUE
 );
-
 CREATE TABLE runs (
   id                INTEGER PRIMARY KEY AUTOINCREMENT,
   started_at        TEXT NOT NULL,
@@ -63,7 +62,6 @@ CREATE TABLE runs (
   p99               REAL
 );
 CREATE INDEX runs_by_workload ON runs (workload, mode);
-
 CREATE TABLE samples (
   run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   phase   TEXT NOT NULL CHECK (phase IN ('warmup', 'measure')),

@@ -1,76 +1,5 @@
--- plumb results store, schema v2: what create_schema ran at commit 9976c19
+-- plumb results store, schema v2: what create_schema ran at commit 9976c19, as changes to v1.sql
 -- (written by tests/store_schemas/derive_from_history.py)
-CREATE TABLE environments (
-  id               INTEGER PRIMARY KEY,
-  host             TEXT NOT NULL,
-  os               TEXT NOT NULL,
-  cpu_model        TEXT NOT NULL,
-  isa_json         TEXT NOT NULL,
-  logical_cores    INTEGER NOT NULL,
-  threads_used     INTEGER NOT NULL,
-  load_average_1m  REAL,
-  cpu_governor     TEXT NOT NULL,
-  libtorch_version TEXT NOT NULL,
-  blas             TEXT NOT NULL,
-  blas_optimized   INTEGER NOT NULL,
-  onednn_version   TEXT NOT NULL,
-  plumb_version    TEXT NOT NULL,
-  git_commit       TEXT NOT NULL,
-  compiler         TEXT NOT NULL,
-  device           TEXT NOT NULL,
-  warnings_json    TEXT NOT NULL,
-  json             TEXT NOT NULL UNIQUE
-);
-
-CREATE TABLE runs (
-  id                INTEGER PRIMARY KEY AUTOINCREMENT,
-  started_at        TEXT NOT NULL,
-  workload          TEXT NOT NULL,
-  mode              TEXT NOT NULL CHECK (mode IN ('train', 'infer')),
-  batch             INTEGER NOT NULL,
-  threads           INTEGER NOT NULL,
-  device            TEXT NOT NULL,
-  tag               TEXT NOT NULL,
-  command           TEXT NOT NULL,
-  status            TEXT NOT NULL
-                    CHECK (status IN ('ok', 'nan_loss', 'out_of_memory', 'error')),
-  message           TEXT NOT NULL,
-  config_json       TEXT NOT NULL,
-  environment_id    INTEGER NOT NULL REFERENCES environments(id),
-  throughput        REAL,
-  throughput_unit   TEXT NOT NULL,
-  units_per_step    REAL,
-  wall_seconds      REAL,
-  steady_detected   INTEGER NOT NULL,
-  target_met        INTEGER NOT NULL,
-  warmup_iterations INTEGER NOT NULL,
-  last_loss         REAL,
-  cpu_utilization   REAL,
-  warnings_json     TEXT NOT NULL,
-  n                 INTEGER NOT NULL,
-  mean              REAL,
-  median            REAL,
-  min               REAL,
-  p5                REAL,
-  p95               REAL,
-  max               REAL,
-  stddev            REAL,
-  cv                REAL,
-  ci_half_width     REAL,
-  ci_rel            REAL,
-  p50               REAL,
-  p90               REAL,
-  p99               REAL
-);
-CREATE INDEX runs_by_workload ON runs (workload, mode);
-
-CREATE TABLE samples (
-  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  phase   TEXT NOT NULL CHECK (phase IN ('warmup', 'measure')),
-  idx     INTEGER NOT NULL,
-  seconds REAL NOT NULL,
-  PRIMARY KEY (run_id, phase, idx)
-) WITHOUT ROWID;
 CREATE TABLE profiles (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
   group_id        TEXT NOT NULL,
@@ -100,7 +29,6 @@ CREATE TABLE profiles (
   warnings_json   TEXT NOT NULL
 );
 CREATE INDEX profiles_by_workload ON profiles (workload, mode);
-
 CREATE TABLE op_stats (
   profile_id    INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
   name          TEXT NOT NULL,
@@ -118,5 +46,4 @@ CREATE TABLE op_stats (
   bytes_written REAL NOT NULL
 );
 CREATE INDEX op_stats_by_profile ON op_stats (profile_id);
-PRAGMA application_id = 1347177794;
 PRAGMA user_version = 2;

@@ -1,27 +1,5 @@
--- plumb results store, schema v7: what create_schema ran at commit 1764a0d
+-- plumb results store, schema v7: what create_schema ran at commit 1764a0d, as changes to v6.sql
 -- (written by tests/store_schemas/derive_from_history.py)
-CREATE TABLE environments (
-  id               INTEGER PRIMARY KEY,
-  host             TEXT NOT NULL,
-  os               TEXT NOT NULL,
-  cpu_model        TEXT NOT NULL,
-  isa_json         TEXT NOT NULL,
-  logical_cores    INTEGER NOT NULL,
-  threads_used     INTEGER NOT NULL,
-  load_average_1m  REAL,
-  cpu_governor     TEXT NOT NULL,
-  libtorch_version TEXT NOT NULL,
-  blas             TEXT NOT NULL,
-  blas_optimized   INTEGER NOT NULL,
-  onednn_version   TEXT NOT NULL,
-  plumb_version    TEXT NOT NULL,
-  git_commit       TEXT NOT NULL,
-  compiler         TEXT NOT NULL,
-  device           TEXT NOT NULL,
-  warnings_json    TEXT NOT NULL,
-  json             TEXT NOT NULL UNIQUE
-);
-
 CREATE TABLE runs (
   id                INTEGER PRIMARY KEY AUTOINCREMENT,
   started_at        TEXT NOT NULL,
@@ -62,15 +40,6 @@ CREATE TABLE runs (
   p90               REAL,
   p99               REAL
 );
-CREATE INDEX runs_by_workload ON runs (workload, mode);
-
-CREATE TABLE samples (
-  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  phase   TEXT NOT NULL CHECK (phase IN ('warmup', 'measure')),
-  idx     INTEGER NOT NULL,
-  seconds REAL NOT NULL,
-  PRIMARY KEY (run_id, phase, idx)
-) WITHOUT ROWID;
 CREATE TABLE profiles (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
   group_id        TEXT NOT NULL,
@@ -99,35 +68,6 @@ CREATE TABLE profiles (
   profiled_json   TEXT NOT NULL,
   warnings_json   TEXT NOT NULL
 );
-CREATE INDEX profiles_by_workload ON profiles (workload, mode);
-
-CREATE TABLE op_stats (
-  profile_id    INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
-  name          TEXT NOT NULL,
-  scope         TEXT NOT NULL CHECK (scope IN ('forward', 'backward')),
-  layer         TEXT NOT NULL,
-  category      TEXT NOT NULL,
-  kind          TEXT NOT NULL CHECK (kind IN ('costed', 'uncosted', 'composite')),
-  signature     TEXT NOT NULL,
-  calls         REAL NOT NULL,
-  self_s        REAL NOT NULL,
-  inclusive_s   REAL NOT NULL,
-  flops         REAL NOT NULL,
-  macs          REAL NOT NULL,
-  bytes_read    REAL NOT NULL,
-  bytes_written REAL NOT NULL
-);
-CREATE INDEX op_stats_by_profile ON op_stats (profile_id);
-CREATE TABLE probes (
-  id             INTEGER PRIMARY KEY AUTOINCREMENT,
-  machine        TEXT NOT NULL,
-  mode           TEXT NOT NULL CHECK (mode IN ('quick', 'thorough')),
-  measured_at    TEXT NOT NULL,
-  seconds        REAL NOT NULL,
-  environment_id INTEGER NOT NULL REFERENCES environments(id),
-  json           TEXT NOT NULL
-);
-CREATE INDEX probes_by_machine ON probes (machine, id);
 CREATE TABLE memory_profiles (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
   group_id        TEXT NOT NULL,
@@ -160,15 +100,6 @@ CREATE TABLE memory_profiles (
   throughput_unit TEXT NOT NULL,
   warnings_json   TEXT NOT NULL,
   breakdown_json  TEXT NOT NULL
-);
-CREATE INDEX memory_profiles_by_group ON memory_profiles (group_id, id);
-CREATE TABLE sweeps (
-  id         INTEGER PRIMARY KEY AUTOINCREMENT,
-  name       TEXT NOT NULL UNIQUE,
-  workload   TEXT NOT NULL,
-  spec_json  TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  points     INTEGER NOT NULL
 );
 CREATE TABLE sweep_points (
   id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -215,5 +146,4 @@ CREATE TABLE IF NOT EXISTS precision_comparisons (
   examples         INTEGER NOT NULL,
   note             TEXT NOT NULL
 );
-PRAGMA application_id = 1347177794;
 PRAGMA user_version = 7;
