@@ -12,8 +12,10 @@
 #include "plumb/analysis/comparison_identity.h"
 #include "plumb/analysis/serve_comparison.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/environment.h"
+#include "plumb/run/generation_timing.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/store/dist_record.h"
 #include "plumb/store/profile_records.h"
@@ -350,6 +352,29 @@ SideSamples side_samples(const store::ResultsStore& db, const std::vector<store:
   return s;
 }
 
+// A side's samples of one phase of its generative runs, as rates of that phase: each step's
+// TTFT with the batch's prompt tokens as its units, or each step's TPOT with one token per
+// request. nullopt when a successful run of the side has no generation.
+std::optional<SideSamples> phase_samples(const store::ResultsStore& db,
+                                         const std::vector<store::StoredRun>& runs, Phase phase) {
+  SideSamples s;
+  for (const auto& picked : runs) {
+    auto r = db.load_run(picked.id, /*with_samples=*/true);
+    PLUMB_ASSERT(r.has_value(), "a selected run vanished from its store");
+    if (r->result.status != run::RunStatus::kOk) continue;
+    if (!r->result.generation) return std::nullopt;
+    const run::GenerationTimes& g = *r->result.generation;
+    if (phase == Phase::kPrefill) {
+      s.runs_step_s.push_back(g.ttft_s);
+      s.units_per_step.push_back(static_cast<double>(g.batch * g.prompt));
+    } else {
+      s.runs_step_s.push_back(run::per_step_tpot(g.decode_s, g.gen));
+      s.units_per_step.push_back(static_cast<double>(g.batch));
+    }
+  }
+  return s;
+}
+
 // What can shift a run's throughput besides noise: the machine, the libraries, plumb's build,
 // and the tag (which users give to one code version or configuration).
 std::string conditions(const store::StoredRun& r) {
@@ -515,6 +540,12 @@ Comparison compare_sources(const ComparisonRequest& q) {
       row.throughput.reason +=
           "; the sides ran in different precisions or memory formats, so this is what the "
           "change of precision buys or costs, not a regression (the exit status ignores it)";
+    for (const auto& [phase, comparison] :
+         {std::pair{Phase::kPrefill, &row.prefill}, std::pair{Phase::kDecode, &row.decode}}) {
+      const auto phase_a = phase_samples(*a.store, runs_a, phase);
+      const auto phase_b = phase_samples(*b.store, runs_b, phase);
+      if (phase_a && phase_b) *comparison = compare_throughput(*phase_a, *phase_b, q.statistics);
+    }
     const auto* profile_a = matching_profile(profiles_a, runs_a.front(), q.a);
     const auto* profile_b = matching_profile(profiles_b, runs_b.front(), q.b);
     if (profile_a != nullptr && profile_b != nullptr) {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ struct ComparisonRow {
   std::vector<int64_t> runs_a, runs_b;       // run ids (every run used, failed ones included)
   std::string throughput_unit;
   ThroughputComparison throughput;
+  // Generative inference runs on both sides (docs/llm.md): prompt tokens/s of the prefill
+  // (from each step's TTFT) and output tokens/s of the decode (from each step's TPOT), compared
+  // by the same method as the step's throughput. Absent for other runs.
+  std::optional<ThroughputComparison> prefill, decode;
   int64_t profile_a = 0, profile_b = 0;   // newest matching profiles (0: none)
   std::vector<CategoryDelta> categories;  // empty unless both profiles exist
   // The sides ran in different precisions or memory formats: a slower side is a precision

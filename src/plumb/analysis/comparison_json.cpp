@@ -32,6 +32,19 @@ Json category_json(const CategoryDelta& d) {
   return j;
 }
 
+// One phase of generative runs compared (comparison_inputs.h): the rates of each side, their
+// ratio with its interval, and the verdict.
+Json phase_json(const ThroughputComparison& t, const char* unit) {
+  return {{"unit", unit},
+          {"a", json_number(t.throughput_a)},
+          {"b", json_number(t.throughput_b)},
+          {"ratio", json_number(t.ratio)},
+          {"ci_low", json_number(t.ci_low)},
+          {"ci_high", json_number(t.ci_high)},
+          {"verdict", verdict_name(t.verdict)},
+          {"reason", t.reason}};
+}
+
 Json row_json(const ComparisonRow& row) {
   const ThroughputComparison& t = row.throughput;
   Json j;
@@ -63,6 +76,9 @@ Json row_json(const ComparisonRow& row) {
     j["runs_per_side_to_detect"] = nullptr;
   else
     j["runs_per_side_to_detect"] = t.resolution.runs_per_side_to_detect;
+  if (row.prefill && row.decode)
+    j["phases"] = {{"prefill", phase_json(*row.prefill, "prompt tokens/s")},
+                   {"decode", phase_json(*row.decode, "output tokens/s")}};
   if (row.categories.empty()) {
     j["categories"] = nullptr;
   } else {

@@ -200,6 +200,13 @@ void print_human(const analysis::Comparison& c) {
     if (!row.key_differences.empty())
       std::cout << " (differs: " << join(row.key_differences, ", ") << ")";
     std::cout << '\n';
+    for (const auto& [name, t] : {std::pair{"prefill prompt tokens/s", &row.prefill},
+                                  std::pair{"decode output tokens/s", &row.decode}})
+      if (*t)
+        std::cout << fmt::format("  {}: A {}, B {}, B/A {} {} {}\n", name,
+                                 format_number((*t)->throughput_a, 2),
+                                 format_number((*t)->throughput_b, 2), ratio_text((*t)->ratio),
+                                 interval_text(**t), analysis::verdict_name((*t)->verdict));
   }
   print_resolution(c);
   for (const auto& row : c.rows)

@@ -2,7 +2,8 @@
 // trainable parameters, its layers with their module types, parameters and output shapes, and
 // the work of one example's inference, all from one traced inference step; with the intensity
 // option also the Facebook paper's Table 1 (ops per element of traffic per compute layer) at
-// the requested batch. Reporters: info_report.h.
+// the requested batch; for a transformer, FLOPs and bytes per token of prefill and decode.
+// Reporters: info_report.h.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "plumb/analysis/intensity.h"
 #include "plumb/core/config.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/core/workload.h"
 #include "plumb/jobs/layer_traffic_trace.h"
@@ -24,6 +26,20 @@ struct InfoJobOptions {
   bool intensity = false;
   // Table 1 is per inference at a small batch: 1 unless the batch was given.
   bool batch_given = false;
+  // Transformers: the context a decode token attends (default: the config's prompt + gen).
+  std::optional<int64_t> context;
+};
+
+// A transformer's work per token of one phase, counted from its dimensions
+// (core/transformer_shape.h) in fp32: a prefill over the prompt, or one decode iteration at a
+// context.
+struct TokenCostRow {
+  Phase phase = Phase::kPrefill;
+  int64_t batch = 1;    // requests in the call (weights are read once for all of them)
+  int64_t tokens = 1;   // new tokens per request in the call
+  int64_t context = 1;  // positions attended
+  ForwardCost per_token;
+  double intensity() const { return per_token.flops / per_token.bytes(); }
 };
 
 struct InfoLayer {
@@ -42,6 +58,11 @@ struct InfoJobResult {
   std::optional<ModelTraffic> traffic;
   std::optional<analysis::IntensitySummary> summary;
   int64_t intensity_batch = 1;
+  // Transformers only: the dimensions, prefill and decode per token, and why the layer list is
+  // missing when the model was not built (it would not fit in memory).
+  std::optional<TransformerShape> shape;
+  std::vector<TokenCostRow> token_costs;
+  std::string layers_skipped;
 };
 
 InfoJobResult run_info_job(const Workload& workload, const InfoJobOptions& options);

@@ -79,6 +79,45 @@ void print_intensity(std::ostream& out, const ModelTraffic& t, const analysis::I
         << join(t.traffic.unmatched, ", ") << '\n';
 }
 
+nlohmann::ordered_json transformer_json(const TransformerShape& s,
+                                        const std::vector<TokenCostRow>& rows) {
+  nlohmann::ordered_json j = {
+      {"layers", s.layers},       {"d_model", s.d_model},
+      {"heads", s.heads},         {"kv_heads", s.kv_heads},
+      {"head_dim", s.head_dim},   {"ffn", s.ffn},
+      {"vocab", s.vocab},         {"max_positions", s.max_positions},
+      {"gated_mlp", s.gated_mlp}, {"tied_embedding", s.tied_embedding},
+      {"causal", s.causal},       {"per_token", nlohmann::ordered_json::array()}};
+  for (const auto& row : rows)
+    j["per_token"].push_back({{"phase", phase_name(row.phase)},
+                              {"batch", row.batch},
+                              {"tokens", row.tokens},
+                              {"context", row.context},
+                              {"flops", row.per_token.flops},
+                              {"weight_bytes", row.per_token.weight_bytes},
+                              {"kv_read_bytes", row.per_token.kv_read_bytes},
+                              {"kv_write_bytes", row.per_token.kv_write_bytes},
+                              {"bytes", row.per_token.bytes()},
+                              {"flops_per_byte", json_number(row.intensity())}});
+  return j;
+}
+
+// Prefill and decode per token: what a token computes and moves in each phase, and their ratio
+// (a decode token at batch 1 reads every weight for two FLOPs per weight: about half a FLOP per
+// fp32 byte, far below any CPU's ridge).
+void print_token_costs(std::ostream& out, const std::vector<TokenCostRow>& rows) {
+  out << "\nper token, counted from the dimensions (fp32 weights and KV cache; docs/llm.md):\n";
+  report::TextTable table({"phase", "batch", "new tokens", "context", "GFLOP/token",
+                           "weights/token", "KV read/token", "bytes/token", "FLOP/byte"});
+  for (const auto& row : rows)
+    table.add_row({phase_name(row.phase), std::to_string(row.batch), std::to_string(row.tokens),
+                   std::to_string(row.context), format_number(row.per_token.flops / 1e9, 3),
+                   report::format_bytes(row.per_token.weight_bytes),
+                   report::format_bytes(row.per_token.kv_read_bytes),
+                   report::format_bytes(row.per_token.bytes()), format_number(row.intensity(), 2)});
+  table.print(out);
+}
+
 }  // namespace
 
 nlohmann::ordered_json info_json(const InfoJobResult& r) {
@@ -102,6 +141,8 @@ nlohmann::ordered_json info_json(const InfoJobResult& r) {
                              {"output_shape", l.record.output_shape},
                              {"calls", l.record.calls}});
   if (r.traffic) out["intensity"] = intensity_json(*r.traffic, *r.summary, r.intensity_batch);
+  if (r.shape) out["transformer"] = transformer_json(*r.shape, r.token_costs);
+  if (!r.layers_skipped.empty()) out["layers_skipped"] = r.layers_skipped;
   return out;
 }
 
@@ -111,14 +152,21 @@ void print_info(std::ostream& out, const InfoJobResult& r) {
       << "source: " << info.source << "\n"
       << "suites: " << join(info.suites, ", ") << "; domain: " << info.domain
       << "; throughput unit: " << info.throughput_unit << "\n"
-      << "trainable parameters: " << format_count(r.params) << "\n"
-      << "forward pass of one example: " << format_number(r.forward.macs / 1e9, 3)
-      << " GMACs (convolution, linear, "
-      << "matrix products), " << format_number(r.forward.flops / 1e9, 3)
-      << " GFLOPs (all costed operators)\n\n";
+      << "trainable parameters: " << format_count(r.params) << "\n";
+  if (r.layers_skipped.empty())
+    out << "forward pass of one example: " << format_number(r.forward.macs / 1e9, 3)
+        << " GMACs (convolution, linear, "
+        << "matrix products), " << format_number(r.forward.flops / 1e9, 3)
+        << " GFLOPs (all costed operators)\n";
+  out << "\n";
   report::TextTable cfg({"config", "value", "meaning"});
   for (const auto& e : r.config.entries()) cfg.add_row({e.key, Config::value_text(e.value), e.doc});
   cfg.print(out);
+  if (!r.token_costs.empty()) print_token_costs(out, r.token_costs);
+  if (!r.layers_skipped.empty()) {
+    out << "\nlayers: not traced, the model was not built: " << r.layers_skipped << "\n";
+    return;
+  }
   out << "\nlayers (one inference step at batch 1; calls > 1 for recurrent steps):\n";
   report::TextTable table({"layer", "type", "params", "output shape", "calls"});
   for (const auto& l : r.layers)

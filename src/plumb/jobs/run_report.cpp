@@ -39,6 +39,26 @@ const std::vector<std::string> kRunSummaryHeader = {
     "workload", "mode",      "dtype",    "batch",  "threads", "status", "throughput",
     "unit",     "mean step", "p95 step", "ci +/-", "n",       "run id"};
 
+// A generative run's two phases: the prefill's time to first token and rate, the decode's time
+// per output token, its spread over single tokens, its rate, and the cache it read.
+void print_generation(std::ostream& out, const run::GenerationTimes& g) {
+  out << fmt::format("generation: batch {} x (prompt {} + gen {} tokens), KV cache {}\n", g.batch,
+                     g.prompt, g.gen, report::format_bytes(g.kv_cache_bytes));
+  out << fmt::format("prefill: TTFT mean {}  p50 {}  p99 {}  ci +/- {}; {} prompt tokens/s\n",
+                     format_seconds(g.ttft.mean), format_seconds(g.ttft.p50),
+                     format_seconds(g.ttft.p99), format_percent(g.ttft.ci_rel),
+                     format_number(g.prefill_tokens_per_s, 1));
+  if (g.gen < 2) {
+    out << "decode: none (gen 1: the prefill makes the only token)\n";
+    return;
+  }
+  out << fmt::format(
+      "decode: TPOT mean {}  p50 {}  p99 {}  ci +/- {}; {} tokens/s; inter-token p50 {}  p99 {}\n",
+      format_seconds(g.tpot.mean), format_seconds(g.tpot.p50), format_seconds(g.tpot.p99),
+      format_percent(g.tpot.ci_rel), format_number(g.decode_tokens_per_s, 1),
+      format_seconds(g.inter_token.p50), format_seconds(g.inter_token.p99));
+}
+
 void print_run(std::ostream& out, const store::StoredRun& r, const std::string& db_path) {
   report::TextTable table(kRunSummaryHeader);
   table.add_row(run_summary_row(r));
@@ -58,6 +78,7 @@ void print_run(std::ostream& out, const store::StoredRun& r, const std::string& 
     if (r.mode == "infer")
       out << fmt::format("latency per batch: p50 {}  p90 {}  p99 {}\n", format_seconds(s.p50),
                          format_seconds(s.p90), format_seconds(s.p99));
+    if (r.result.generation) print_generation(out, *r.result.generation);
     out << fmt::format("cpu utilisation: {} of {} thread(s)\n",
                        format_percent(r.result.cpu_utilization), r.threads);
   }

@@ -6,25 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace plumb::platform {
-
-int64_t proc_kib_field(const char* path, const std::string& key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream fields(line.substr(key.size() + 1));
-    int64_t kib = -1;
-    fields >> kib;
-    return kib < 0 ? -1 : kib * 1024;
-  }
-  return -1;
-}
 
 std::string cap_data_segment(int64_t headroom_bytes) {
   const int64_t used = proc_kib_field("/proc/self/status", "VmData");
@@ -41,7 +26,7 @@ std::string cap_data_segment(int64_t headroom_bytes) {
 }
 
 std::string cap_data_segment_to_available_memory(int sharers) {
-  return cap_data_segment(proc_kib_field("/proc/meminfo", "MemAvailable") / std::max(1, sharers));
+  return cap_data_segment(available_memory_bytes() / std::max(1, sharers));
 }
 
 }  // namespace plumb::platform

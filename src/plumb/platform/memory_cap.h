@@ -8,11 +8,12 @@
 #include <cstdint>
 #include <string>
 
+#include "plumb/core/proc_fields.h"
+
 namespace plumb::platform {
 
-// A "Key:   1234 kB" field of a /proc file (/proc/meminfo, /proc/self/status), in bytes; -1 when
-// the file or the field is missing.
-int64_t proc_kib_field(const char* path, const std::string& key);
+// The /proc reader lives in core (the run layer needs it too); platform callers keep its name.
+using plumb::proc_kib_field;
 
 // Caps the data segment at what the process uses now plus `headroom_bytes`, unless a lower cap
 // is already set (a user's `ulimit -d` is kept). Returns "" on success, else why it could not.

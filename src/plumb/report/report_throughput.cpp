@@ -9,6 +9,7 @@
 #include "plumb/analysis/comparison_identity.h"
 #include "plumb/core/execution_settings.h"
 #include "plumb/report/report.h"
+#include "plumb/report/text_table.h"
 #include "plumb/report/vega_lite.h"
 #include "plumb/store/run_record.h"
 
@@ -144,6 +145,51 @@ Table runs_table(const std::vector<store::StoredRun>& runs) {
   return t;
 }
 
+// The two phases of every generative inference run: time to first token, time per output token,
+// the tail of single tokens, both rates and the cache (docs/llm.md).
+std::optional<Table> generation_table(const std::vector<store::StoredRun>& runs) {
+  Table t;
+  t.title = "Generation: prefill and decode";
+  t.columns = {"id",
+               "run",
+               "prompt",
+               "gen",
+               "TTFT mean (ms)",
+               "TTFT p99 (ms)",
+               "TPOT mean (ms)",
+               "TPOT p99 (ms)",
+               "inter-token p99 (ms)",
+               "prefill tokens/s",
+               "decode tokens/s",
+               "KV cache"};
+  const auto ms = [](double seconds) {
+    return number_cell(seconds * 1e3, vl::number_text(seconds * 1e3, 4));
+  };
+  for (const auto& r : runs) {
+    if (!r.result.generation || r.result.status != run::RunStatus::kOk) continue;
+    const run::GenerationTimes& g = *r.result.generation;
+    t.rows.push_back(
+        {number_cell(r.id, std::to_string(r.id)),
+         {run_label(r)},
+         number_cell(g.prompt, std::to_string(g.prompt)),
+         number_cell(g.gen, std::to_string(g.gen)),
+         ms(g.ttft.mean),
+         ms(g.ttft.p99),
+         ms(g.tpot.mean),
+         ms(g.tpot.p99),
+         ms(g.inter_token.p99),
+         number_cell(g.prefill_tokens_per_s, vl::number_text(g.prefill_tokens_per_s, 4)),
+         number_cell(g.decode_tokens_per_s, vl::number_text(g.decode_tokens_per_s, 4)),
+         number_cell(g.kv_cache_bytes, format_bytes(g.kv_cache_bytes))});
+  }
+  if (t.rows.empty()) return std::nullopt;
+  t.note =
+      "A step is one generation: a prefill that makes the first token (TTFT), then gen - 1 decode "
+      "calls; TPOT is a step's mean decode call, inter-token the single calls. Prefill tokens/s "
+      "= batch x prompt / TTFT, decode tokens/s = batch / TPOT.";
+  return t;
+}
+
 }  // namespace
 
 std::optional<Section> throughput_section(const ReportData& d) {
@@ -162,6 +208,7 @@ std::optional<Section> throughput_section(const ReportData& d) {
   s.blocks.push_back(step_time_chart(runs));
   if (auto c = latency_chart(runs)) s.blocks.push_back(*c);
   s.blocks.push_back(runs_table(runs));
+  if (auto t = generation_table(runs)) s.blocks.push_back(*t);
   return s;
 }
 

@@ -52,6 +52,22 @@ struct RunOptions {
   SteadyStateOptions steady;
 };
 
+// A generative workload's inference run (core/generation.h), phase by phase: each measured
+// step's time to first token (its prefill call) and every decode call after it. The step time
+// of such a run is the sum of its calls, so a step's TTFT and its decode calls add up to it.
+struct GenerationTimes {
+  int64_t batch = 0, prompt = 0, gen = 0;  // requests, prompt tokens and output tokens each
+  double kv_cache_bytes = 0;               // the cache the model allocates for one generation
+  std::vector<double> ttft_s;              // per measured step: its prefill call, seconds
+  std::vector<double> decode_s;            // every decode call of the measured steps, in order
+  // Statistics (generation_timing.h): ttft of ttft_s; tpot of the steps' mean decode call
+  // (time per output token, MLPerf's and vLLM's definition: (step - TTFT) / (gen - 1));
+  // inter_token of decode_s, the distribution of single token latencies.
+  Summary ttft, tpot, inter_token;
+  double prefill_tokens_per_s = Summary::kNaN;  // batch * prompt / mean TTFT
+  double decode_tokens_per_s = Summary::kNaN;   // batch / mean TPOT
+};
+
 struct RunResult {
   RunStatus status = RunStatus::kOk;
   std::string message;            // why, when status != ok
@@ -74,6 +90,8 @@ struct RunResult {
   std::vector<std::string> warnings;
   std::vector<std::string> precision_notes;   // what ran in which precision (precision_session.h)
   std::vector<std::string> quantized_layers;  // int8: module paths run in int8 (not stored)
+  // Generative workloads in inference only: the phases of the measured steps.
+  std::optional<GenerationTimes> generation;
 };
 
 }  // namespace plumb::run

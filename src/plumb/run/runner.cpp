@@ -13,6 +13,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/kill_point.h"
 #include "plumb/core/text.h"
+#include "plumb/run/generation_timing.h"
 #include "plumb/run/heap_policy.h"
 #include "plumb/run/step_loop.h"
 
@@ -24,8 +25,10 @@ using Clock = std::chrono::steady_clock;
 void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
   auto start = Clock::now();
   double cpu_start = process_cpu_seconds();
+  if (loop.generative() != nullptr) r.generation = generation_times_for(*loop.generative());
   while (true) {
     r.samples_s.push_back(loop.step());
+    if (r.generation) add_generation(*r.generation, *loop.last_generation());
     kill_point("sampling");
     const size_t n = r.samples_s.size();
     if (n >= o.min_samples) {
@@ -50,6 +53,7 @@ void measure(StepLoop& loop, const RunOptions& o, RunResult& r) {
         100 * r.step_time.ci_rel, r.step_time.n, 100 * o.target_ci, o.max_time_s,
         o.max_iterations));
   if (wall > 0) r.cpu_utilization = (process_cpu_seconds() - cpu_start) / (wall * o.threads);
+  if (r.generation) summarize_generation(*r.generation);
 }
 
 }  // namespace

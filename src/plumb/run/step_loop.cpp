@@ -15,6 +15,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/kill_point.h"
 #include "plumb/core/text.h"
+#include "plumb/run/model_footprint.h"
 #include "plumb/run/precision_session.h"
 
 namespace plumb::run {
@@ -47,7 +48,11 @@ double injected_step_delay_s() {
 // step time, cycled so consecutive steps do not see identical inputs.
 StepLoop::StepLoop(Model& model, Mode mode, const torch::Device& device, size_t batch_pool,
                    const std::function<Batch(Batch)>& prepare)
-    : model_(model), mode_(mode), device_(device), prepare_(prepare) {
+    : model_(model),
+      mode_(mode),
+      device_(device),
+      prepare_(prepare),
+      generative_(mode == Mode::kInfer ? as_generative(model) : nullptr) {
   PLUMB_ASSERT(batch_pool >= 1, "a step loop needs at least one batch");
   for (size_t i = 0; i < batch_pool; ++i) {
     at::RecordFunction scope(at::RecordScope::USER_SCOPE);
@@ -83,17 +88,27 @@ std::optional<Batch> StepLoop::batch_of(int64_t examples) {
 double StepLoop::step() {
   const Batch& batch = batches_[next_++ % batches_.size()];
   auto start = Clock::now();
-  last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
-  if (device_.is_cuda()) torch::cuda::synchronize();
+  double elapsed = 0;
+  if (generative_ != nullptr) {
+    last_generation_ = generate(*generative_, batch, device_);
+    // Finite logits of the last call stand for the output (as infer_step's summary does).
+    last_value_ = generative_->last_logits().sum().item<double>();
+    elapsed = last_generation_->total_s();
+  } else {
+    last_value_ = mode_ == Mode::kTrain ? model_.train_step(batch) : model_.infer_step(batch);
+    if (device_.is_cuda()) torch::cuda::synchronize();
+  }
   // A spin, not a sleep: a sleep wakes up late by a varying amount on a busy machine, and the
   // point of the aid is a known slowdown.
   if (injected_delay_s_ > 0) {
-    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(injected_delay_s_));
+    const auto spin_start = Clock::now();
+    const auto until = spin_start + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(injected_delay_s_));
     while (Clock::now() < until) {
     }
+    if (generative_ != nullptr) elapsed += seconds_since(spin_start);
   }
-  const double elapsed = seconds_since(start);
+  if (generative_ == nullptr) elapsed = seconds_since(start);
   if (!std::isfinite(last_value_)) throw NonFiniteLoss{last_value_, next_};
   return elapsed;
 }
@@ -164,6 +179,7 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
   torch::manual_seed(o.seed);
   const torch::Device device = parse_device(o.device);
   const EngineChoice engine(o.engine);
+  if (device.is_cpu()) refuse_if_it_cannot_fit(workload, o);
   try {
     auto model = workload.build(o.config, device);
     // Before InferenceMode: converting parameters (fp16, channels_last) must not make them

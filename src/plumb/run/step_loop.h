@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plumb/core/clock.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/workload.h"
 #include "plumb/run/run_result.h"
 #include "plumb/run/runner.h"
@@ -32,8 +33,17 @@ class StepLoop {
            size_t batch_pool = kDefaultBatchPool, const std::function<Batch(Batch)>& prepare = {});
 
   // One timed step, seconds (a CUDA device is synchronised before the clock stops).
-  // Throws NonFiniteLoss when the step's loss/output is NaN or infinite.
+  // Throws NonFiniteLoss when the step's loss/output is NaN or infinite. An inference step of
+  // a generative model is one generation (core/generation.h), timed call by call: its time is
+  // the sum of its prefill and decode calls, and last_generation() holds them.
   double step();
+
+  // The latest step's generation, or nullptr (a one-shot model, or training).
+  const GenerationTrace* last_generation() const {
+    return last_generation_ ? &*last_generation_ : nullptr;
+  }
+  // The model's generative side when this loop runs it in inference, else nullptr.
+  GenerativeModel* generative() const { return generative_; }
 
   // Testing aid (injected_step_delay_s()): every later step sleeps this long inside the timed
   // region, a known slowdown for checking plumb compare. Only the timing runner sets it.
@@ -62,6 +72,8 @@ class StepLoop {
   size_t next_ = 0;
   double last_value_ = 0;
   double injected_delay_s_ = 0;
+  GenerativeModel* generative_ = nullptr;
+  std::optional<GenerationTrace> last_generation_;
 };
 
 // The environment variable of the testing aid above, read by the timing runner.

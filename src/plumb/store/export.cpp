@@ -24,6 +24,37 @@
 
 namespace plumb::store {
 
+namespace {
+
+// Every statistic of a summary (kSummaryStatistics' names) and its sample count.
+nlohmann::ordered_json summary_json(const run::Summary& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& statistic : run::kSummaryStatistics)
+    j[statistic.name] = json_number(s.*statistic.value);
+  j["n"] = s.n;
+  return j;
+}
+
+// A generative run's phases (docs/json.md, "generation").
+nlohmann::ordered_json generation_json(const run::GenerationTimes& g, bool with_samples) {
+  nlohmann::ordered_json j = {{"batch", g.batch},
+                              {"prompt", g.prompt},
+                              {"gen", g.gen},
+                              {"kv_cache_bytes", g.kv_cache_bytes},
+                              {"prefill_tokens_per_s", json_number(g.prefill_tokens_per_s)},
+                              {"decode_tokens_per_s", json_number(g.decode_tokens_per_s)},
+                              {"ttft_s", summary_json(g.ttft)},
+                              {"tpot_s", summary_json(g.tpot)},
+                              {"inter_token_s", summary_json(g.inter_token)}};
+  if (with_samples) {
+    j["ttft_samples"] = g.ttft_s;
+    j["decode_samples"] = g.decode_s;
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   const run::RunResult& res = r.result;
   const run::Summary& s = res.step_time;
@@ -51,6 +82,7 @@ nlohmann::ordered_json run_json(const StoredRun& r, bool with_samples) {
   j["warnings"] = res.warnings;
   j["precision_notes"] = res.precision_notes;
   j["injected_delay_ms"] = res.injected_delay_ms;
+  if (res.generation) j["generation"] = generation_json(*res.generation, with_samples);
   if (with_samples) {
     j["samples"] = res.samples_s;
     j["warmup_samples"] = res.warmup_s;

@@ -23,6 +23,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/core/kill_point.h"
+#include "plumb/run/generation_timing.h"
 #include "plumb/store/rows.h"
 #include "plumb/store/run_record.h"
 #include "plumb/store/schema.h"
@@ -150,6 +151,38 @@ StoredRun read_run_row(const SQLite::Statement& st) {
   return r;
 }
 
+// A generative run's sizes and phase samples (schema v15), with its statistics recomputed
+// from them as the runner computed them. A file older than v15 has no such table: no row.
+void read_generations(SQLite::Database& db, std::optional<int64_t> only_id,
+                      std::vector<StoredRun>& runs, const std::map<int64_t, size_t>& index_of) {
+  if (runs.empty() || !db.tableExists("run_generations")) return;
+  const std::string where = only_id ? " WHERE run_id = :id" : "";
+  SQLite::Statement heads(
+      db, "SELECT run_id, batch, prompt, gen, kv_cache_bytes FROM run_generations" + where);
+  if (only_id) heads.bind(":id", *only_id);
+  while (heads.executeStep()) {
+    auto it = index_of.find(heads.getColumn(0).getInt64());
+    if (it == index_of.end()) continue;
+    run::GenerationTimes& g = runs[it->second].result.generation.emplace();
+    g.batch = heads.getColumn(1).getInt64();
+    g.prompt = heads.getColumn(2).getInt64();
+    g.gen = heads.getColumn(3).getInt64();
+    g.kv_cache_bytes = heads.getColumn(4).getDouble();
+  }
+  SQLite::Statement samples(db, "SELECT run_id, phase, seconds FROM generation_samples" + where +
+                                    " ORDER BY run_id, phase, idx");
+  if (only_id) samples.bind(":id", *only_id);
+  while (samples.executeStep()) {
+    auto it = index_of.find(samples.getColumn(0).getInt64());
+    if (it == index_of.end() || !runs[it->second].result.generation) continue;
+    run::GenerationTimes& g = *runs[it->second].result.generation;
+    (samples.getColumn(1).getString() == "prefill" ? g.ttft_s : g.decode_s)
+        .push_back(samples.getColumn(2).getDouble());
+  }
+  for (auto& r : runs)
+    if (r.result.generation) run::summarize_generation(*r.result.generation);
+}
+
 // Reads runs (all, or the one with `only_id`) and optionally their samples, inside one read
 // transaction so a concurrent writer cannot slip a run in between the two queries.
 std::vector<StoredRun> read_runs(SQLite::Database& db, std::optional<int64_t> only_id,
@@ -180,6 +213,7 @@ std::vector<StoredRun> read_runs(SQLite::Database& db, std::optional<int64_t> on
       (warmup ? res.warmup_s : res.samples_s).push_back(samples.getColumn(2).getDouble());
     }
   }
+  read_generations(db, only_id, out, index_of);
   tx.commit();
   return out;
 }
@@ -256,6 +290,19 @@ std::unique_ptr<ResultsStore> ResultsStore::open(const std::string& path, bool r
 
 namespace detail {
 
+// The phases of a generative run: its sizes, then each prefill and decode call in order.
+void save_generation(SQLite::Database& db, int64_t run_id, const run::GenerationTimes& g) {
+  Row()
+      .integer("run_id", run_id)
+      .integer("batch", g.batch)
+      .integer("prompt", g.prompt)
+      .integer("gen", g.gen)
+      .real("kv_cache_bytes", g.kv_cache_bytes)
+      .insert_into(db, "run_generations");
+  save_samples(db, run_id, "prefill", g.ttft_s, "generation_samples");
+  save_samples(db, run_id, "decode", g.decode_s, "generation_samples");
+}
+
 int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
                    const run::RunResult& result, const platform::Environment& environment,
                    const std::string& tag) {
@@ -287,6 +334,7 @@ int64_t insert_run(SQLite::Database& db, const run::RunOptions& options,
           .insert_into(db, "runs");
   save_samples(db, run_id, "warmup", result.warmup_s);
   save_samples(db, run_id, "measure", result.samples_s);
+  if (result.generation) save_generation(db, run_id, *result.generation);
   return run_id;
 }
 

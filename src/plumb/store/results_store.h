@@ -64,7 +64,7 @@ struct UntimedPrecision;
 // many of its kept steps replayed the learned calls; v14 adds untimed_precisions (precisions a
 // quick characterization left untimed, with why). Older files are upgraded in place, in one
 // transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 14;
+inline constexpr int kSchemaVersion = 15;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 class ResultsStore {

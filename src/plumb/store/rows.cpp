@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
@@ -56,9 +57,9 @@ int64_t save_environment(SQLite::Database& db, const platform::Environment& env)
 }
 
 void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
-                  const std::vector<double>& seconds) {
-  SQLite::Statement insert(db,
-                           "INSERT INTO samples (run_id, phase, idx, seconds) VALUES (?, ?, ?, ?)");
+                  const std::vector<double>& seconds, const char* table) {
+  SQLite::Statement insert(
+      db, fmt::format("INSERT INTO {} (run_id, phase, idx, seconds) VALUES (?, ?, ?, ?)", table));
   insert.bind(1, run_id);
   insert.bind(2, phase);
   for (size_t i = 0; i < seconds.size(); ++i) {

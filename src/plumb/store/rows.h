@@ -90,8 +90,10 @@ double real_or_nan(const SQLite::Column& c);
 std::string strings_json(const std::vector<std::string>& xs);
 // Environments are shared between records when identical; returns the row id.
 int64_t save_environment(SQLite::Database& db, const platform::Environment& env);
+// One row per sample (run_id, phase, idx, seconds) of `table`: a run's warm-up and measured
+// steps ("samples"), a generative run's prefill and decode calls ("generation_samples").
 void save_samples(SQLite::Database& db, int64_t run_id, const char* phase,
-                  const std::vector<double>& seconds);
+                  const std::vector<double>& seconds, const char* table = "samples");
 run::RunStatus status_from_name(const std::string& name);
 
 // What a pass of the profilers (profiles, memory_profiles) is, and where it ran: the columns

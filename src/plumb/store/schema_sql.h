@@ -248,6 +248,26 @@ CREATE TABLE IF NOT EXISTS untimed_precisions (
 );
 )sql";
 
+// Version 15: the phases of a generative workload's inference run: its sizes and the bytes of
+// its KV cache, and every measured prefill call (one per step: the time to first token) and
+// decode call, in order (runs of other workloads have no row).
+inline constexpr const char* kGenerationSql = R"sql(
+CREATE TABLE IF NOT EXISTS run_generations (
+  run_id         INTEGER PRIMARY KEY REFERENCES runs(id),
+  batch          INTEGER NOT NULL,
+  prompt         INTEGER NOT NULL,
+  gen            INTEGER NOT NULL,
+  kv_cache_bytes REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS generation_samples (
+  run_id  INTEGER NOT NULL REFERENCES run_generations(run_id),
+  phase   TEXT NOT NULL CHECK (phase IN ('prefill', 'decode')),
+  idx     INTEGER NOT NULL,
+  seconds REAL NOT NULL,
+  PRIMARY KEY (run_id, phase, idx)
+);
+)sql";
+
 // Schema v9: the data-flow graph captured with a profile (compact JSON, profile/op_graph.h; no
 // row: the profile was stored before graph capture existed), and fused-kernel checks (plumb
 // analyze fusion: a fused kernel timed against its unfused sequence on recorded shapes).

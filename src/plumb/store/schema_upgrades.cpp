@@ -184,6 +184,7 @@ void create_schema(SQLite::Database& db) {
   add_deliberate_settings_columns(db, /*backfill=*/false);
   add_replay_columns(db);
   db.exec(kUntimedSql);
+  db.exec(kGenerationSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -213,6 +214,7 @@ void migrate_schema(SQLite::Database& db, int from) {
   if (from < 12) add_deliberate_settings_columns(db, /*backfill=*/true);
   if (from < 13) add_replay_columns(db);
   if (from < 14) db.exec(kUntimedSql);
+  if (from < 15) db.exec(kGenerationSql);
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 
