@@ -1,6 +1,6 @@
 // The list of reference workloads (see all_workloads.h), in suite order: Fathom, TBD, ParaDnn's
-// real models, the Facebook inference study, ParaDnn's generated models. A workload in several
-// suites is listed once.
+// real models, the Facebook inference study, the language models, ParaDnn's generated models. A
+// workload in several suites is listed once.
 #include "plumb/workloads/all_workloads.h"
 
 #include "plumb/workloads/fathom/alexnet.h"
@@ -16,9 +16,13 @@
 #include "plumb/workloads/inference/resnext101.h"
 #include "plumb/workloads/inference/resnext3d.h"
 #include "plumb/workloads/inference/seq2seq_gru.h"
+#include "plumb/workloads/llm/bert.h"
+#include "plumb/workloads/llm/gpt2.h"
+#include "plumb/workloads/llm/llama.h"
 #include "plumb/workloads/paradnn/paradnn_cnn.h"
 #include "plumb/workloads/paradnn/paradnn_fc.h"
 #include "plumb/workloads/paradnn/paradnn_rnn.h"
+#include "plumb/workloads/paradnn/paradnn_transformer.h"
 #include "plumb/workloads/paradnn_real/densenet121.h"
 #include "plumb/workloads/paradnn_real/mobilenet_v1.h"
 #include "plumb/workloads/paradnn_real/retinanet.h"
@@ -65,10 +69,15 @@ void register_all_workloads(Registry& registry) {
   registry.add(make_faster_rcnn_shufflenet());
   registry.add(make_resnext3d());
   registry.add(make_seq2seq_gru());
+  // llm: generative language models (prefill + KV-cache decode) and BERT
+  registry.add(make_gpt2());
+  registry.add(make_llama());
+  registry.add(make_bert());
   // paradnn: the generated models, whose hyperparameters are config keys (sweeps)
   registry.add(make_paradnn_fc());
   registry.add(make_paradnn_cnn());
   registry.add(make_paradnn_rnn());
+  registry.add(make_paradnn_transformer());
 }
 
 const Registry& default_registry() {

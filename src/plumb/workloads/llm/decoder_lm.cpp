@@ -1,0 +1,485 @@
+// The shared decoder-only transformer and its generative Model (see decoder_lm.h).
+#include "plumb/workloads/llm/decoder_lm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plumb/core/errors.h"
+#include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/clipped_update.h"
+
+namespace plumb::workloads {
+namespace {
+
+namespace nn = torch::nn;
+namespace F = torch::nn::functional;
+
+}  // namespace
+
+TransformerShape decoder_shape(const DecoderSpec& s) {
+  TransformerShape shape;
+  shape.layers = s.layers;
+  shape.d_model = s.d_model;
+  shape.heads = s.heads;
+  shape.kv_heads = s.kv_heads;
+  shape.head_dim = s.head_dim();
+  shape.ffn = s.ffn;
+  shape.vocab = s.vocab;
+  shape.max_positions = s.context;
+  shape.gated_mlp = s.swiglu;
+  shape.linear_bias = s.bias;
+  shape.layer_norm = !s.rms_norm;
+  shape.learned_positions = !s.rotary;
+  shape.tied_embedding = s.tied;
+  shape.causal = true;
+  return shape;
+}
+
+void check_decoder_dims(const std::string& workload, const DecoderSpec& s) {
+  if (s.d_model % s.heads != 0)
+    throw UsageError(workload + ": d_model " + std::to_string(s.d_model) +
+                     " is not a multiple of heads " + std::to_string(s.heads));
+  if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0)
+    throw UsageError(workload + ": heads " + std::to_string(s.heads) +
+                     " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
+  if (s.rotary && s.head_dim() % 2 != 0)
+    throw UsageError(workload + ": rotary positions need an even head size (d_model / heads = " +
+                     std::to_string(s.head_dim()) + ")");
+}
+
+std::unique_ptr<torch::optim::AdamW> make_lm_adamw(const std::vector<torch::Tensor>& parameters,
+                                                   const AdamWSettings& a) {
+  const auto options = torch::optim::AdamWOptions(a.lr)
+                           .betas({a.beta1, a.beta2})
+                           .eps(a.eps)
+                           .weight_decay(a.weight_decay);
+  std::vector<torch::Tensor> decayed, plain;
+  for (const auto& p : parameters) (p.dim() >= 2 ? decayed : plain).push_back(p);
+  auto no_decay = std::make_unique<torch::optim::AdamWOptions>(options);
+  no_decay->weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(options));
+  groups.emplace_back(plain, std::move(no_decay));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
+}
+
+void add_adamw_keys(Config& c, const AdamWSettings& d, const std::string& source) {
+  c.add_double("beta1", d.beta1, "AdamW beta1 (" + source + ")");
+  c.add_double("beta2", d.beta2, "AdamW beta2 (" + source + ")");
+  c.add_double("eps", d.eps, "AdamW epsilon (" + source + ")");
+  c.add_double("weight_decay", d.weight_decay,
+               "AdamW decoupled weight decay on matrices and embeddings, none on biases and norm "
+               "weights (" +
+                   source + ")");
+  c.add_double("clip_norm", d.clip_norm,
+               "gradients clipped to this global L2 norm, 0 = none (" + source + ")");
+}
+
+AdamWSettings adamw_settings(const Config& c, double lr) {
+  return {lr,
+          c.get_double("beta1"),
+          c.get_double("beta2"),
+          c.get_double("eps"),
+          c.get_double("weight_decay"),
+          c.get_double("clip_norm")};
+}
+
+int64_t preset_or(const Config& c, const std::string& key, int64_t preset_value) {
+  const int64_t value = c.get_int(key);
+  return value > 0 ? value : preset_value;
+}
+
+double preset_or(const Config& c, const std::string& key, double preset_value) {
+  const double value = c.get_double(key);
+  return value > 0 ? value : preset_value;
+}
+
+void lm_update(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>& parameters,
+               const AdamWSettings& settings, const torch::Tensor& loss) {
+  loss.backward();
+  if (settings.clip_norm > 0) {
+    clipped_update(optimizer, parameters, settings.clip_norm);
+  } else {
+    LayerScope scope("optimizer");
+    optimizer.step();
+  }
+}
+
+void add_lm_size_keys(Config& c, int64_t batch, const std::string& batch_doc, int64_t seq,
+                      const std::string& seq_doc) {
+  c.add_int("batch", batch, batch_doc);
+  c.add_int("prompt", 128,
+            "inference: prompt tokens per request, run in one prefill (vLLM's and llama-bench's "
+            "usual 128)");
+  c.add_int("gen", 64,
+            "inference: output tokens per request, the first from the prefill, then gen - 1 "
+            "decode iterations with the KV cache (greedy)");
+  c.add_int("seq", seq, seq_doc, 2);
+}
+
+LmSizes lm_sizes(const Config& c) {
+  return {c.get_int("batch"), c.get_int("prompt"), c.get_int("gen"), c.get_int("seq")};
+}
+
+void check_lm_context(const std::string& workload, const LmSizes& s, int64_t context,
+                      const std::string& context_text) {
+  if (s.prompt + s.gen > context)
+    throw UsageError(workload + ": prompt " + std::to_string(s.prompt) + " + gen " +
+                     std::to_string(s.gen) + " = " + std::to_string(s.prompt + s.gen) +
+                     " positions exceed " + context_text + "; lower prompt or gen");
+  if (s.seq > context)
+    throw UsageError(workload + ": seq " + std::to_string(s.seq) + " exceeds " + context_text +
+                     "; lower seq");
+}
+
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                const torch::Tensor& v, int64_t start, bool causal, double dropout,
+                                bool training) {
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
+  const int64_t KV = k.size(1), S = k.size(2), G = H / KV;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  // Consecutive query heads share a key/value head: [B, KV, G T, hd].
+  auto grouped = (q * scale).reshape({B, KV, G * T, hd});
+  auto scores = torch::matmul(grouped, k.transpose(2, 3));  // [B, KV, G T, S]
+  if (causal && T > 1) {  // one new token sees every cached position
+    // Key j is in the future of query i when j > start + i.
+    auto future = torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
+                      .triu(start + 1);  // [T, S]
+    scores = scores.view({B, KV, G, T, S})
+                 .masked_fill(future, -std::numeric_limits<double>::infinity())
+                 .view({B, KV, G * T, S});
+  }
+  auto weights = torch::softmax(scores, -1);  // [B, KV, G T, S]
+  if (dropout > 0 && training)
+    weights = F::dropout(weights, F::DropoutFuncOptions().p(dropout).training(true));
+  auto context = torch::matmul(weights, v);                                    // [B, KV, G T, hd]
+  return context.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});  // [B, T, H hd]
+}
+
+torch::nn::Linear normal_linear(int64_t in, int64_t out, bool bias, double std) {
+  nn::Linear linear(nn::LinearOptions(in, out).bias(bias));
+  torch::NoGradGuard no_grad;
+  linear->weight.normal_(0.0, std);
+  if (bias) linear->bias.zero_();
+  return linear;
+}
+
+LmNormImpl::LmNormImpl(int64_t dim, bool rms_, double eps_) : rms(rms_), eps(eps_) {
+  weight = register_parameter("weight", torch::ones({dim}));
+  if (!rms) bias = register_parameter("bias", torch::zeros({dim}));
+}
+
+torch::Tensor LmNormImpl::forward(const torch::Tensor& x) {
+  // LibTorch 1.13's CPU autocast leaves layer_norm out, and its kernel takes one dtype: a bf16
+  // input (an autocast projection's output) is normalised in the weights' dtype, as CUDA
+  // autocast's fp32 policy for layer_norm does.
+  if (!rms)
+    return F::layer_norm(x.to(weight.scalar_type()),
+                         F::LayerNormFuncOptions({x.size(-1)}).weight(weight).bias(bias).eps(eps));
+  // As Llama's reference: the mean square in fp32, the result back in the input's dtype.
+  auto x32 = x.to(torch::kFloat);
+  auto normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+int64_t KvCache::bytes() const {
+  int64_t total = 0;
+  for (const auto& l : layers)
+    if (l.k.defined()) total += (l.k.numel() + l.v.numel()) * l.k.element_size();
+  return total;
+}
+
+namespace {
+
+// Rotary positions, the "rotate half" form (Hugging Face's Llama; Meta's interleaved pairs are
+// the same map after permuting each head's features): x [B, heads, T, hd] at positions
+// start .. start + T - 1 of the tables [positions, hd / 2].
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos_table,
+                           const torch::Tensor& sin_table, int64_t start) {
+  const int64_t T = x.size(2), half = x.size(3) / 2;
+  auto cos = cos_table.narrow(0, start, T).to(x.scalar_type());  // [T, hd / 2]
+  auto sin = sin_table.narrow(0, start, T).to(x.scalar_type());
+  auto x1 = x.narrow(3, 0, half), x2 = x.narrow(3, half, half);
+  return torch::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 3);  // [B, heads, T, hd]
+}
+
+struct LmAttentionImpl : nn::Module {
+  explicit LmAttentionImpl(const DecoderSpec& s) {
+    const int64_t hd = s.head_dim();
+    const double out_std = s.scale_residual_init
+                               ? s.init_std / std::sqrt(2.0 * static_cast<double>(s.layers))
+                               : s.init_std;
+    q_proj = register_module("q_proj", normal_linear(s.d_model, s.heads * hd, s.bias, s.init_std));
+    k_proj =
+        register_module("k_proj", normal_linear(s.d_model, s.kv_heads * hd, s.bias, s.init_std));
+    v_proj =
+        register_module("v_proj", normal_linear(s.d_model, s.kv_heads * hd, s.bias, s.init_std));
+    o_proj = register_module("o_proj", normal_linear(s.heads * hd, s.d_model, s.bias, out_std));
+  }
+  nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+};
+TORCH_MODULE(LmAttention);
+
+struct LmMlpImpl : nn::Module {
+  explicit LmMlpImpl(const DecoderSpec& s) {
+    const double out_std = s.scale_residual_init
+                               ? s.init_std / std::sqrt(2.0 * static_cast<double>(s.layers))
+                               : s.init_std;
+    if (s.swiglu)
+      gate_proj = register_module("gate_proj", normal_linear(s.d_model, s.ffn, s.bias, s.init_std));
+    up_proj = register_module("up_proj", normal_linear(s.d_model, s.ffn, s.bias, s.init_std));
+    down_proj = register_module("down_proj", normal_linear(s.ffn, s.d_model, s.bias, out_std));
+  }
+  nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+};
+TORCH_MODULE(LmMlp);
+
+struct DecoderBlockImpl : nn::Module {
+  explicit DecoderBlockImpl(const DecoderSpec& s)
+      : spec(s),
+        attn_norm(register_module("attn_norm", LmNorm(s.d_model, s.rms_norm, s.norm_eps))),
+        attn(register_module("attn", LmAttention(s))),
+        mlp_norm(register_module("mlp_norm", LmNorm(s.d_model, s.rms_norm, s.norm_eps))),
+        mlp(register_module("mlp", LmMlp(s))) {}
+
+  // [B, H(or KV), T, hd] from projections [B, T, heads hd].
+  static torch::Tensor heads_first(const torch::Tensor& x, int64_t heads) {
+    return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
+  }
+
+  torch::Tensor dropped(const torch::Tensor& x) const {
+    if (spec.dropout <= 0 || !is_training()) return x;
+    return F::dropout(x, F::DropoutFuncOptions().p(spec.dropout).training(true));
+  }
+
+  // x: [B, T, D] at positions start ..; `kv`: this layer's cache, or nullptr.
+  torch::Tensor forward(const std::string& path, torch::Tensor x, int64_t start,
+                        const DecoderLmImpl& net, LayerKv* kv, int64_t capacity) {
+    const std::string a = path + ".attn", m = path + ".mlp";
+    auto h = run_layer(path + ".attn_norm", attn_norm, x);                        // [B, T, D]
+    auto q = heads_first(run_layer(a + ".q_proj", attn->q_proj, h), spec.heads);  // [B, H, T, hd]
+    auto k =
+        heads_first(run_layer(a + ".k_proj", attn->k_proj, h), spec.kv_heads);  // [B, KV, T, hd]
+    auto v = heads_first(run_layer(a + ".v_proj", attn->v_proj, h), spec.kv_heads);
+    torch::Tensor context;
+    {
+      LayerScope scope(a);
+      if (spec.rotary) {
+        q = apply_rotary(q, net.rope_cos, net.rope_sin, start);
+        k = apply_rotary(k, net.rope_cos, net.rope_sin, start);
+      }
+      torch::Tensor keys = k, values = v;
+      if (kv != nullptr) {
+        // Preallocated at prefill for the whole generation; later calls write in place.
+        const int64_t B = k.size(0), T = k.size(2);
+        const std::vector<int64_t> sizes = {B, spec.kv_heads, capacity, spec.head_dim()};
+        if (start == 0 &&
+            (!kv->k.defined() || kv->k.sizes() != sizes || kv->k.scalar_type() != k.scalar_type() ||
+             kv->k.device() != k.device())) {
+          kv->k = torch::empty(sizes, k.options());
+          kv->v = torch::empty(sizes, v.options());
+        }
+        kv->k.narrow(2, start, T).copy_(k);
+        kv->v.narrow(2, start, T).copy_(v);
+        keys = kv->k.narrow(2, 0, start + T);  // [B, KV, start + T, hd]
+        values = kv->v.narrow(2, 0, start + T);
+      }
+      // Without a cache the keys start at `start` too: positions are relative to them.
+      context = scope.output(grouped_attention(q, keys, values, kv != nullptr ? start : 0, true,
+                                               spec.dropout, is_training()));  // [B, T, H hd]
+    }
+    auto out = run_layer(a + ".o_proj", attn->o_proj, context);  // [B, T, D]
+    {
+      LayerScope scope(a);
+      x = scope.output(x + dropped(out));
+    }
+    h = run_layer(path + ".mlp_norm", mlp_norm, x);  // [B, T, D]
+    torch::Tensor inner;
+    if (spec.swiglu) {
+      auto gate = run_layer(m + ".gate_proj", mlp->gate_proj, h);  // [B, T, F]
+      auto up = run_layer(m + ".up_proj", mlp->up_proj, h);        // [B, T, F]
+      LayerScope scope(m);
+      inner = scope.output(torch::silu(gate) * up);
+    } else {
+      auto up = run_layer(m + ".up_proj", mlp->up_proj, h);  // [B, T, F]
+      LayerScope scope(m);
+      inner = scope.output(torch::gelu(up, "tanh"));  // GPT-2's tanh approximation
+    }
+    auto down = run_layer(m + ".down_proj", mlp->down_proj, inner);  // [B, T, D]
+    LayerScope scope(m);
+    return scope.output(x + dropped(down));  // [B, T, D]
+  }
+
+  DecoderSpec spec;
+  LmNorm attn_norm;
+  LmAttention attn;
+  LmNorm mlp_norm;
+  LmMlp mlp;
+};
+TORCH_MODULE(DecoderBlock);
+
+}  // namespace
+
+DecoderLmImpl::DecoderLmImpl(const DecoderSpec& s, int64_t positions) : spec(s) {
+  embed_tokens = register_module("embed_tokens", nn::Embedding(s.vocab, s.d_model));
+  if (!s.rotary)
+    embed_positions = register_module("embed_positions", nn::Embedding(s.context, s.d_model));
+  layers = register_module("layers", nn::ModuleList());
+  for (int64_t l = 0; l < s.layers; ++l) layers->push_back(DecoderBlock(s));
+  norm = register_module("norm", LmNorm(s.d_model, s.rms_norm, s.norm_eps));
+  if (!s.tied)
+    lm_head = register_module("lm_head", normal_linear(s.d_model, s.vocab, false, s.init_std));
+  torch::NoGradGuard no_grad;
+  embed_tokens->weight.normal_(0.0, s.init_std);
+  if (!s.rotary) embed_positions->weight.normal_(0.0, s.position_init_std);
+  if (s.rotary) {
+    // theta^(-2i / hd) for i < hd / 2, times the position; kept in fp32 whatever the default
+    // dtype (bf16 cannot tell positions apart beyond a few hundred) and cast at use.
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
+    const int64_t hd = s.head_dim();
+    auto inv_freq =
+        torch::pow(s.rope_theta, -torch::arange(0, hd, 2, f32) / static_cast<double>(hd));
+    auto angles = torch::outer(torch::arange(positions, f32), inv_freq);  // [positions, hd / 2]
+    rope_cos = register_buffer("rope_cos", torch::cos(angles));
+    rope_sin = register_buffer("rope_sin", torch::sin(angles));
+  }
+}
+
+torch::Tensor DecoderLmImpl::hidden(const torch::Tensor& tokens, int64_t start, KvCache* cache) {
+  const int64_t T = tokens.size(1);
+  auto x = run_layer("embed_tokens", embed_tokens, tokens);  // [B, T, D]
+  if (!spec.rotary) {
+    LayerScope scope("embed_positions");
+    auto positions = torch::arange(start, start + T, tokens.options());  // [T]
+    x = scope.output(x + embed_positions->forward(positions));
+  }
+  if (spec.dropout > 0 && is_training())
+    x = F::dropout(x, F::DropoutFuncOptions().p(spec.dropout).training(true));
+  for (size_t l = 0; l < layers->size(); ++l)
+    x = layers[l]->as<DecoderBlock>()->forward("layers." + std::to_string(l), x, start, *this,
+                                               cache != nullptr ? &cache->layers[l] : nullptr,
+                                               cache != nullptr ? cache->capacity : 0);
+  return x;  // [B, T, D]
+}
+
+torch::Tensor DecoderLmImpl::logits(const torch::Tensor& hidden_states) {
+  auto x = run_layer("norm", norm, hidden_states);  // [..., D]
+  if (!spec.tied) return run_layer("lm_head", lm_head, x);
+  LayerScope scope("lm_head");
+  return scope.output(F::linear(x, embed_tokens->weight));  // [..., V]
+}
+
+torch::Tensor DecoderLmImpl::sequence_logits(const torch::Tensor& tokens) {
+  return logits(hidden(tokens, 0, nullptr));  // [B, T, V]
+}
+
+namespace {
+
+// Batch layout: training tensors[0] = token ids [B, seq + 1] (inputs are the first seq, the
+// targets the last seq); inference tensors[0] = the prompt [B, prompt].
+class DecoderLmModel : public Model, public GenerativeModel {
+ public:
+  DecoderLmModel(const DecoderSpec& spec, const AdamWSettings& optimizer, const LmSizes& sizes,
+                 const torch::Device& device)
+      : net_(spec, std::max(sizes.prompt + sizes.gen, sizes.seq)),
+        settings_(optimizer),
+        sizes_(sizes),
+        device_(device) {
+    net_->to(device);
+    optimizer_ = make_lm_adamw(net_->parameters(), settings_);
+    cache_.layers.resize(static_cast<size_t>(spec.layers));
+  }
+
+  nn::Module& module() override { return *net_; }
+
+  Batch make_batch() override {
+    const auto ids = torch::TensorOptions().dtype(torch::kLong).device(device_);
+    if (net_->is_training())
+      return {{torch::randint(net_->spec.vocab, {sizes_.batch, sizes_.seq + 1}, ids)},
+              static_cast<double>(sizes_.batch * sizes_.seq)};
+    return {{torch::randint(net_->spec.vocab, {sizes_.batch, sizes_.prompt}, ids)},
+            static_cast<double>(sizes_.batch * sizes_.gen)};
+  }
+
+  double train_step(const Batch& batch) override {
+    {
+      LayerScope scope("optimizer");
+      optimizer_->zero_grad();
+    }
+    const auto& ids = batch.tensors[0];
+    const int64_t T = ids.size(1) - 1;
+    auto logits = net_->sequence_logits(ids.narrow(1, 0, T));  // [B, T, V]
+    torch::Tensor loss;
+    {
+      LayerScope scope("loss");
+      loss = scope.output(F::cross_entropy(logits.reshape({-1, logits.size(2)}).to(torch::kFloat),
+                                           ids.narrow(1, 1, T).reshape(-1)));
+    }
+    lm_update(*optimizer_, net_->parameters(), settings_, loss);
+    return loss.item<double>();
+  }
+
+  double infer_step(const Batch& batch) override {
+    generate(*this, batch, device_);
+    return last_logits_.mean().item<double>();
+  }
+
+  torch::Tensor infer_output(const Batch& batch) override {
+    return generate(*this, batch, device_).tokens;  // [B, gen] int64
+  }
+
+  GenerationShape generation_shape() const override {
+    return {sizes_.batch, sizes_.prompt, sizes_.gen};
+  }
+
+  // A training batch serves too: its first `prompt` tokens are the prompt.
+  torch::Tensor prefill(const Batch& batch) override {
+    const auto& ids = batch.tensors[0];
+    auto prompt = ids.narrow(1, 0, std::min(ids.size(1), sizes_.prompt));  // [B, P]
+    cache_.length = 0;
+    cache_.capacity = prompt.size(1) + sizes_.gen;
+    auto hidden = net_->hidden(prompt, 0, &cache_);  // [B, P, D]
+    cache_.length = prompt.size(1);
+    return choose(hidden.select(1, prompt.size(1) - 1));  // logits at the last position only
+  }
+
+  torch::Tensor decode(const torch::Tensor& tokens) override {
+    PLUMB_ASSERT(cache_.length < cache_.capacity, "decode beyond the generation's cache");
+    auto hidden = net_->hidden(tokens.view({-1, 1}), cache_.length, &cache_);  // [B, 1, D]
+    ++cache_.length;
+    return choose(hidden.select(1, 0));
+  }
+
+  torch::Tensor last_logits() const override { return last_logits_; }
+  int64_t kv_cache_bytes() const override { return cache_.bytes(); }
+
+ private:
+  // Greedy choice from the last hidden state [B, D]: the next token of each request [B].
+  torch::Tensor choose(const torch::Tensor& last_hidden) {
+    auto logits = net_->logits(last_hidden);  // [B, V]
+    last_logits_ = logits.to(torch::kFloat);
+    return logits.argmax(-1);
+  }
+
+  DecoderLm net_;
+  AdamWSettings settings_;
+  LmSizes sizes_;
+  torch::Device device_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  KvCache cache_;
+  torch::Tensor last_logits_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> make_decoder_lm_model(const DecoderSpec& spec,
+                                             const AdamWSettings& optimizer, const LmSizes& sizes,
+                                             const torch::Device& device) {
+  return std::make_unique<DecoderLmModel>(spec, optimizer, sizes, device);
+}
+
+}  // namespace plumb::workloads

@@ -1,0 +1,232 @@
+// The llm suite's workloads (gpt2, llama, bert) and paradnn_transformer: parameter counts of
+// every preset from the published configurations, the cost model's shape against the built
+// module, KV-cache decoding against recomputing the whole sequence, the cache's allocation,
+// and the usage errors of sizes a model cannot take.
+#include <gtest/gtest.h>
+
+#include <c10/core/InferenceMode.h>
+
+#include "plumb/core/errors.h"
+#include "plumb/core/generation.h"
+#include "plumb/workloads/all_workloads.h"
+#include "plumb/workloads/llm/decoder_lm.h"
+#include "workload_test_util.h"
+
+namespace plumb {
+namespace {
+
+const Workload& llm_workload(const std::string& name) {
+  return workloads::default_registry().get(name);
+}
+
+Config preset_config(const std::string& name, const std::string& preset) {
+  Config c = llm_workload(name).default_config();
+  c.apply_settings({"preset=" + preset});
+  return c;
+}
+
+int64_t shape_count(const std::string& name, const Config& c) {
+  return parameter_count(llm_workload(name).transformer_shape(c));
+}
+
+// GPT-2 from hparams.json (n_vocab 50257, n_ctx 1024): per block two LayerNorms (4d), c_attn
+// (d x 3d + 3d), attention c_proj (d x d + d), c_fc (d x 4d + 4d), mlp c_proj (4d x d + d);
+// then wte (V d), wpe (1024 d), ln_f (2d); the output projection is wte.
+int64_t gpt2_formula(int64_t L, int64_t d) {
+  const int64_t V = 50257, ctx = 1024;
+  const int64_t block =
+      4 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d);
+  return L * block + V * d + ctx * d + 2 * d;
+}
+
+TEST(LlmPresets, Gpt2CountsFollowTheReleasedConfigs) {
+  const struct {
+    const char* preset;
+    int64_t layers, d, published;
+  } presets[] = {{"small", 12, 768, 124439808},
+                 {"medium", 24, 1024, 354823168},
+                 {"large", 36, 1280, 774030080},
+                 {"xl", 48, 1600, 1557611200}};
+  for (const auto& p : presets) {
+    EXPECT_EQ(gpt2_formula(p.layers, p.d), p.published) << p.preset;
+    EXPECT_EQ(shape_count("gpt2", preset_config("gpt2", p.preset)), p.published) << p.preset;
+  }
+}
+
+// Llama from config.json: per block attention d (H hd) + 2 d (KV hd) + (H hd) d, SwiGLU 3 d F,
+// two RMSNorm weights (2d); the token table V d, an output projection V d unless tied, the
+// final norm d.
+int64_t llama_formula(int64_t L, int64_t d, int64_t H, int64_t KV, int64_t F, int64_t V,
+                      bool tied) {
+  const int64_t hd = d / H;
+  const int64_t block = d * H * hd + 2 * d * KV * hd + H * hd * d + 3 * d * F + 2 * d;
+  return L * block + V * d * (tied ? 1 : 2) + d;
+}
+
+TEST(LlmPresets, LlamaCountsFollowTheReleasedConfigs) {
+  EXPECT_EQ(llama_formula(22, 2048, 32, 4, 5632, 32000, false), 1100048384);
+  EXPECT_EQ(llama_formula(16, 2048, 32, 8, 8192, 128256, true), 1235814400);
+  EXPECT_EQ(llama_formula(32, 4096, 32, 32, 11008, 32000, false), 6738415616);
+  EXPECT_EQ(llama_formula(32, 4096, 32, 8, 14336, 128256, false), 8030261248);
+  EXPECT_EQ(shape_count("llama", preset_config("llama", "tinyllama-1.1b")), 1100048384);
+  EXPECT_EQ(shape_count("llama", preset_config("llama", "llama-3.2-1b")), 1235814400);
+  EXPECT_EQ(shape_count("llama", preset_config("llama", "llama-2-7b")), 6738415616);
+  EXPECT_EQ(shape_count("llama", preset_config("llama", "llama-3-8b")), 8030261248);
+}
+
+int64_t built_count(const std::string& name, const Config& c) {
+  torch::manual_seed(0);
+  auto model = llm_workload(name).build(c, torch::Device(torch::kCPU));
+  return count_trainable_parameters(model->module());
+}
+
+// The shape the cost model counts from describes the module exactly: at every workload's tiny
+// size, at each preset's structure shrunk (GQA, tied and untied), and at GPT-2 small built whole.
+TEST(LlmShape, ParameterCountOfTheShapeEqualsTheBuiltModule) {
+  for (const std::string name : {"gpt2", "llama"}) {
+    const Config tiny = testing::tiny_config(llm_workload(name));
+    EXPECT_EQ(shape_count(name, tiny), built_count(name, tiny)) << name;
+  }
+  // Each preset's structure (its query/key-value head ratio, tying) at a tiny width.
+  const std::pair<const char*, const char*> shrunk[] = {{"tinyllama-1.1b", "kv_heads=1"},
+                                                        {"llama-3.2-1b", "kv_heads=2"},
+                                                        {"llama-2-7b", "kv_heads=8"},
+                                                        {"llama-3-8b", "kv_heads=2"}};
+  for (const auto& [preset, kv_heads] : shrunk) {
+    Config c = testing::tiny_config(llm_workload("llama"));
+    c.apply_settings({std::string("preset=") + preset, kv_heads, "heads=8", "d_model=64"});
+    EXPECT_EQ(shape_count("llama", c), built_count("llama", c)) << preset;
+  }
+  const Config small = preset_config("gpt2", "small");
+  EXPECT_EQ(built_count("gpt2", small), 124439808);
+}
+
+// A tiny model in inference, as the runner runs it.
+struct TinyGenerator {
+  std::unique_ptr<Model> model;
+  GenerativeModel* gen = nullptr;
+  workloads::DecoderLmImpl* net = nullptr;
+};
+
+TinyGenerator tiny_generator(const std::string& name, const std::vector<std::string>& settings) {
+  Config c = testing::tiny_config(llm_workload(name));
+  c.apply_settings(settings);
+  torch::manual_seed(3);
+  TinyGenerator t;
+  t.model = llm_workload(name).build(c, torch::Device(torch::kCPU));
+  t.model->module().eval();
+  t.gen = as_generative(*t.model);
+  t.net = dynamic_cast<workloads::DecoderLmImpl*>(&t.model->module());
+  return t;
+}
+
+// Each decode iteration's logits equal those of the whole sequence (prompt + tokens chosen so
+// far) recomputed without a cache, at its last position. fp32; tolerance 1e-4 of the logits'
+// largest magnitude (the two paths sum the same products in different orders).
+void expect_cache_matches_recompute(const std::string& name,
+                                    const std::vector<std::string>& settings) {
+  TinyGenerator t = tiny_generator(name, settings);
+  ASSERT_NE(t.gen, nullptr);
+  ASSERT_NE(t.net, nullptr);
+  c10::InferenceMode guard;
+  const Batch batch = t.model->make_batch();
+  const auto& prompt = batch.tensors[0];  // [B, P]
+  const GenerationShape shape = t.gen->generation_shape();
+  std::vector<torch::Tensor> chosen = {t.gen->prefill(batch)};
+  std::vector<torch::Tensor> logits = {t.gen->last_logits()};
+  for (int64_t i = 1; i < shape.gen; ++i) {
+    chosen.push_back(t.gen->decode(chosen.back()));
+    logits.push_back(t.gen->last_logits());
+  }
+  for (size_t i = 0; i < logits.size(); ++i) {
+    std::vector<torch::Tensor> parts = {prompt};
+    for (size_t j = 0; j < i; ++j) parts.push_back(chosen[j].unsqueeze(1));
+    const auto sequence = torch::cat(parts, 1);  // [B, P + i]
+    const auto full = t.net->sequence_logits(sequence).select(1, sequence.size(1) - 1);  // [B, V]
+    const double scale = full.abs().max().item<double>();
+    EXPECT_LT((full - logits[i]).abs().max().item<double>(), 1e-4 * scale)
+        << name << " token " << i;
+    EXPECT_TRUE(chosen[i].equal(full.argmax(-1))) << name << " token " << i;
+  }
+}
+
+TEST(LlmGeneration, KvCacheDecodingEqualsRecomputingTheSequence) {
+  expect_cache_matches_recompute("gpt2", {});
+  expect_cache_matches_recompute("llama", {});                          // GQA: 4 heads, 2 kv
+  expect_cache_matches_recompute("llama", {"kv_heads=1", "tied=yes"});  // multi-query
+  expect_cache_matches_recompute("llama", {"kv_heads=4", "prompt=1", "gen=7"});  // MHA, 1 token
+}
+
+TEST(LlmGeneration, GenerationMakesGenTokensInOneCacheAllocatedAtPrefill) {
+  for (const std::string name : {"gpt2", "llama"}) {
+    TinyGenerator t = tiny_generator(name, {"prompt=5", "gen=6", "batch=3"});
+    c10::InferenceMode guard;
+    const Batch batch = t.model->make_batch();
+    EXPECT_EQ(batch.tensors[0].sizes(), (std::vector<int64_t>{3, 5}));
+    EXPECT_EQ(batch.units, 3 * 6);
+    const auto trace = generate(*t.gen, batch, torch::Device(torch::kCPU));
+    EXPECT_EQ(trace.tokens.sizes(), (std::vector<int64_t>{3, 6})) << name;
+    EXPECT_EQ(trace.tokens.scalar_type(), torch::kLong);
+    EXPECT_EQ(trace.decode_s.size(), 5u);
+    // Layers x (keys + values) x [B, kv_heads, prompt + gen, head_dim] fp32.
+    const auto shape =
+        llm_workload(name).transformer_shape(testing::tiny_config(llm_workload(name)));
+    const int64_t expected = shape.layers * 2 * 3 * shape.kv_heads * (5 + 6) * shape.head_dim * 4;
+    EXPECT_EQ(t.gen->kv_cache_bytes(), expected) << name;
+    EXPECT_EQ(static_cast<double>(expected), kv_cache_bytes(shape, 3, 11, 4.0));
+    // Decoding writes into the cache the prefill allocated: its storage never moves, and the
+    // next generation of the same size reuses it.
+    workloads::KvCache cache;
+    cache.layers.resize(static_cast<size_t>(shape.layers));
+    cache.capacity = 5 + 6;
+    t.net->hidden(batch.tensors[0], 0, &cache);
+    std::vector<const void*> storage;
+    for (const auto& layer : cache.layers) storage.push_back(layer.k.data_ptr());
+    for (int64_t position = 5; position < 11; ++position) {
+      t.net->hidden(trace.tokens.select(1, 0).unsqueeze(1), position, &cache);
+      for (size_t l = 0; l < cache.layers.size(); ++l)
+        EXPECT_EQ(cache.layers[l].k.data_ptr(), storage[l]) << name << " position " << position;
+    }
+    t.net->hidden(batch.tensors[0], 0, &cache);
+    EXPECT_EQ(cache.layers[0].k.data_ptr(), storage[0]);
+    EXPECT_EQ(cache.bytes(), expected);
+    // infer_output is the generated tokens.
+    EXPECT_EQ(t.model->infer_output(batch).sizes(), (std::vector<int64_t>{3, 6}));
+  }
+}
+
+std::string usage_error(const std::string& name, const std::vector<std::string>& settings) {
+  try {
+    Config c = llm_workload(name).default_config();
+    c.apply_settings(settings);
+    llm_workload(name).build(c, torch::Device(torch::kCPU));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmUsage, SizesBeyondTheContextAreRefusedWithTheNumbers) {
+  EXPECT_EQ(usage_error("llama", {"prompt=2000", "gen=100"}),
+            "llama: prompt 2000 + gen 100 = 2100 positions exceed the context 2048 of preset "
+            "tinyllama-1.1b; lower prompt or gen");
+  EXPECT_EQ(usage_error("gpt2", {"prompt=1000", "gen=64", "preset=xl"}),
+            "gpt2: prompt 1000 + gen 64 = 1064 positions exceed the context 1024 of preset xl; "
+            "lower prompt or gen");
+  EXPECT_EQ(usage_error("gpt2", {"seq=2048"}),
+            "gpt2: seq 2048 exceeds the context 1024 of preset small; lower seq");
+  Config c = llm_workload("gpt2").default_config();
+  try {
+    c.apply_settings({"gen=0"});
+    ADD_FAILURE() << "gen=0 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("gen"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(
+      usage_error("llama", {"heads=32", "kv_heads=5", "layers=1", "d_model=64", "ffn=8", "vocab=8"})
+          .find("not a multiple of kv_heads 5"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace plumb
