@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Writes the fixtures beside this script: the SQL with which plumb created a new results store at
 # each schema version, taken from the repository's history (create_schema in
-# src/plumb/store/schema.cpp at the last commit of each version), so that the upgrade tests start
+# src/plumb/store/schema.cpp, later schema_upgrades.cpp, at the last commit of each version), so that the upgrade tests start
 # from the files older plumbs really wrote. v1.sql holds all of its statements; every later file
 # holds only what its version changed against the one before it (named in its first line): a
 # CREATE of an object that one already creates takes that statement's place, any other statement
@@ -26,6 +26,7 @@ VERSIONS = [
     ('v5-before-point-profiles', 5, 'fcf2b2b'), ('v5', 5, 'ffd8724'), ('v6', 6, 'a45811c'),
     ('v7', 7, '1764a0d'), ('v8', 8, '9839854'), ('v9', 9, '766df70'), ('v10', 10, '5ba9abb'),
     ('v11', 11, '987d668'), ('v12', 12, 'fdcb6c8'), ('v13', 13, '3936cb5'),
+    ('v14', 14, '7da1664'),
 ]
 STATUSES = "'ok', 'nan_loss', 'out_of_memory', 'error', 'unsupported'"  # run::all_statuses()
 APPLICATION_ID = 0x504C4D42  # kApplicationId, the same at every version
@@ -58,9 +59,14 @@ def function_body(src, signature):
 
 
 def create_statements(commit, version):
-    src = subprocess.check_output(['git', 'show', f'{commit}:src/plumb/store/schema.cpp'],
-                                  text=True)
-    constants = dict(re.findall(r'constexpr const char\* (k\w+) = R"sql\((.*?)\)sql";', src, re.S))
+    # schema.cpp held everything until the store's split put the SQL constants in schema_sql.h
+    # and create_schema in schema_upgrades.cpp: read whichever of the three the commit has.
+    src = ''
+    for path in ('schema.cpp', 'schema_sql.h', 'schema_upgrades.cpp'):
+        shown = subprocess.run(['git', 'show', f'{commit}:src/plumb/store/{path}'], text=True,
+                               capture_output=True)
+        src += shown.stdout if shown.returncode == 0 else ''
+    constants = dict(re.findall(r'constexpr const char\* (k\w+) =\s*R"sql\((.*?)\)sql";', src, re.S))
     placeholders = re.findall(r'"(@[A-Z_]+@)"', function_body(src, 'std::string with_statuses('))
     values = {'@PASS_COLUMNS@': constants.get('kPassColumnsSql'),
               '@RECORD_COLUMNS@': constants.get('kRecordColumnsSql'),

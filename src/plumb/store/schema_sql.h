@@ -265,7 +265,7 @@ CREATE TABLE IF NOT EXISTS generation_samples (
   idx     INTEGER NOT NULL,
   seconds REAL NOT NULL,
   PRIMARY KEY (run_id, phase, idx)
-);
+) WITHOUT ROWID;
 )sql";
 
 // Schema v9: the data-flow graph captured with a profile (compact JSON, profile/op_graph.h; no
