@@ -74,6 +74,29 @@ TEST(LlmPresets, LlamaCountsFollowTheReleasedConfigs) {
   EXPECT_EQ(shape_count("llama", preset_config("llama", "llama-3-8b")), 8030261248);
 }
 
+// BERT from google-research/bert's bert_config.json (vocab 30522, 512 positions, 2 token types,
+// intermediate 4d): embeddings (V + 512 + 2) d + LayerNorm 2d; per layer q, k, v, o with biases
+// 4 (d^2 + d), intermediate d 4d + 4d, output 4d d + d, two LayerNorms 4d. No pooler. Heads: the
+// masked-LM transform (d^2 + d, LayerNorm 2d, decoder bias V; its matrix is the word table) and
+// the SQuAD span head (2d + 2).
+int64_t bert_encoder_formula(int64_t L, int64_t d) {
+  const int64_t V = 30522;
+  return (V + 512 + 2) * d + 2 * d +
+         L * (4 * (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d) + 4 * d);
+}
+
+TEST(LlmPresets, BertCountsFollowTheReleasedConfigs) {
+  // Hugging Face BertModel with its pooler (d^2 + d): 109,482,240 and 335,141,888.
+  EXPECT_EQ(bert_encoder_formula(12, 768) + 768 * 768 + 768, 109482240);
+  EXPECT_EQ(bert_encoder_formula(24, 1024) + 1024 * 1024 + 1024, 335141888);
+  const auto heads = [](int64_t d) { return (d * d + d + 2 * d + 30522) + (2 * d + 2); };
+  EXPECT_EQ(bert_encoder_formula(12, 768) + heads(768), 109515836);
+  EXPECT_EQ(bert_encoder_formula(24, 1024) + heads(1024), 335176508);
+  EXPECT_EQ(shape_count("bert", preset_config("bert", "base")), 109515836);
+  EXPECT_EQ(shape_count("bert", preset_config("bert", "large")), 335176508);
+  EXPECT_FALSE(llm_workload("bert").transformer_shape(preset_config("bert", "base")).causal);
+}
+
 int64_t built_count(const std::string& name, const Config& c) {
   torch::manual_seed(0);
   auto model = llm_workload(name).build(c, torch::Device(torch::kCPU));
@@ -83,7 +106,7 @@ int64_t built_count(const std::string& name, const Config& c) {
 // The shape the cost model counts from describes the module exactly: at every workload's tiny
 // size, at each preset's structure shrunk (GQA, tied and untied), and at GPT-2 small built whole.
 TEST(LlmShape, ParameterCountOfTheShapeEqualsTheBuiltModule) {
-  for (const std::string name : {"gpt2", "llama"}) {
+  for (const std::string name : {"gpt2", "llama", "bert", "paradnn_transformer"}) {
     const Config tiny = testing::tiny_config(llm_workload(name));
     EXPECT_EQ(shape_count(name, tiny), built_count(name, tiny)) << name;
   }
@@ -97,8 +120,12 @@ TEST(LlmShape, ParameterCountOfTheShapeEqualsTheBuiltModule) {
     c.apply_settings({std::string("preset=") + preset, kv_heads, "heads=8", "d_model=64"});
     EXPECT_EQ(shape_count("llama", c), built_count("llama", c)) << preset;
   }
-  const Config small = preset_config("gpt2", "small");
-  EXPECT_EQ(built_count("gpt2", small), 124439808);
+  EXPECT_EQ(built_count("gpt2", preset_config("gpt2", "small")), 124439808);
+  EXPECT_EQ(built_count("bert", preset_config("bert", "base")), 109515836);
+  // paradnn_transformer's default, by its header's closed form.
+  EXPECT_EQ(
+      shape_count("paradnn_transformer", llm_workload("paradnn_transformer").default_config()),
+      8 * (4 * 512 * 512 + 3 * 512 * 1536 + 2 * 512) + 2 * 32000 * 512 + 512);
 }
 
 // A tiny model in inference, as the runner runs it.
@@ -192,6 +219,14 @@ TEST(LlmGeneration, GenerationMakesGenTokensInOneCacheAllocatedAtPrefill) {
     EXPECT_EQ(cache.bytes(), expected);
     // infer_output is the generated tokens.
     EXPECT_EQ(t.model->infer_output(batch).sizes(), (std::vector<int64_t>{3, 6}));
+  }
+}
+
+TEST(LlmGeneration, DecodersAreGenerativeAndBertIsNot) {
+  for (const std::string name : {"gpt2", "llama", "paradnn_transformer", "bert"}) {
+    auto model = llm_workload(name).build(testing::tiny_config(llm_workload(name)),
+                                          torch::Device(torch::kCPU));
+    EXPECT_EQ(as_generative(*model) != nullptr, name != "bert") << name;
   }
 }
 

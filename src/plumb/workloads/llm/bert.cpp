@@ -20,7 +20,7 @@
 //     (RoBERTa showed it unnecessary, and it needs the pooler): no pooler is built.
 // Trainable parameters (derivation in docs/workloads.md): encoder without pooler base
 // 108,891,648 / large 334,092,288 (Hugging Face BertModel with its pooler: 109,482,240 /
-// 335,141,888; the papers' "110M" / "340M"), plus the MLM head (d^2 + 4d + V) and the span head
+// 335,141,888; the papers' "110M" / "340M"), plus the MLM head (d^2 + 3d + V) and the span head
 // (2d + 2): base 109,515,836, large 335,176,508.
 #include "plumb/workloads/llm/bert.h"
 

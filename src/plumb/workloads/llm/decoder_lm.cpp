@@ -482,4 +482,16 @@ std::unique_ptr<Model> make_decoder_lm_model(const DecoderSpec& spec,
   return std::make_unique<DecoderLmModel>(spec, optimizer, sizes, device);
 }
 
+std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const DecoderSpec& spec,
+                                            const Config& c, double preset_lr,
+                                            const torch::Device& device) {
+  check_decoder_dims(workload, spec);
+  const LmSizes sizes = lm_sizes(c);
+  check_lm_context(
+      workload, sizes, spec.context,
+      "the context " + std::to_string(spec.context) + " of preset " + c.get_string("preset"));
+  return make_decoder_lm_model(spec, adamw_settings(c, preset_or(c, "lr", preset_lr)), sizes,
+                               device);
+}
+
 }  // namespace plumb::workloads

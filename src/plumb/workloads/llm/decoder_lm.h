@@ -158,6 +158,13 @@ struct DecoderLmImpl : torch::nn::Module {
 };
 TORCH_MODULE(DecoderLm);
 
+// The model of a preset workload (gpt2, llama): checks the spec's dimensions and the config's
+// sizes against the spec's context (named with the config's `preset`), and trains at the
+// config's `lr`, or at `preset_lr` where that is 0.
+std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const DecoderSpec& spec,
+                                            const Config& config, double preset_lr,
+                                            const torch::Device& device);
+
 // Builds the Model (also a GenerativeModel) of a decoder spec. Batches: training [B, seq + 1]
 // token ids (inputs and their next-token targets), units B * seq tokens; inference the prompt
 // [B, prompt], units B * gen output tokens. Inference is a greedy generation (plumb::generate).

@@ -115,14 +115,8 @@ Workload make_gpt2() {
   };
   w.transformer_shape = [](const Config& c) { return decoder_shape(gpt2_spec(c)); };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    const DecoderSpec spec = gpt2_spec(c);
-    check_decoder_dims("gpt2", spec);
-    const LmSizes sizes = lm_sizes(c);
-    check_lm_context(
-        "gpt2", sizes, spec.context,
-        "the context " + std::to_string(spec.context) + " of preset " + c.get_string("preset"));
-    const double lr = preset_or(c, "lr", gpt2_preset(c.get_string("preset")).lr);
-    return make_decoder_lm_model(spec, adamw_settings(c, lr), sizes, device);
+    return build_preset_decoder("gpt2", gpt2_spec(c), c, gpt2_preset(c.get_string("preset")).lr,
+                                device);
   };
   return w;
 }
