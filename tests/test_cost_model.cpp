@@ -501,5 +501,36 @@ TEST(CostModel, SignatureReadsBackToTheSameCall) {
     EXPECT_THROW(parse_signature(bad), std::invalid_argument) << bad;
 }
 
+// A decode's GEMV: a [1, d] x [d, n] linear (or the addmm it runs as) reads its whole weight.
+TEST(CostModel, ADecodeLinearReadsItsWholeWeight) {
+  const int64_t d = 64, n = 48;
+  // MACs d x n; reads input d, weight n x d and bias n floats.
+  const OpCost c = cost_of(op("linear", {tensor(T({1, d})), tensor(T({n, d})), tensor(T({n}))}));
+  ASSERT_TRUE(c.costed);
+  EXPECT_DOUBLE_EQ(c.macs, d * n);
+  EXPECT_DOUBLE_EQ(c.bytes_read, (d + n * d + n) * 4.0);
+  const OpCost mm = cost_of(op("addmm", {tensor(T({n})), tensor(T({1, d})), tensor(T({d, n}))}));
+  EXPECT_DOUBLE_EQ(mm.bytes_read, (n + d + d * n) * 4.0);
+}
+
+// LibTorch 2.x's fused attention: one new query over s cached keys and values. MACs = b x h x
+// 1 x s x (e + e) (scores and weighted sum), + 5 FLOPs per score; reads q and the whole cache
+// (2 x b x h x s x e floats); writes b x h x e.
+TEST(CostModel, FusedAttentionReadsTheWholeCache) {
+  const int64_t b = 2, h = 4, s = 10, e = 8;
+  const std::vector<ArgMeta> qkv = {tensor(T({b, h, 1, e})), tensor(T({b, h, s, e})),
+                                    tensor(T({b, h, s, e}))};
+  for (const char* name :
+       {"scaled_dot_product_attention", "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_flash_attention"}) {
+    const OpCost c = cost_of(op(name, qkv));
+    ASSERT_TRUE(c.costed) << name;
+    EXPECT_DOUBLE_EQ(c.macs, b * h * 1.0 * s * (e + e)) << name;
+    EXPECT_DOUBLE_EQ(c.flops, 2 * c.macs + 5.0 * b * h * s) << name;
+    EXPECT_DOUBLE_EQ(c.bytes_read, (b * h * e + 2.0 * b * h * s * e) * 4) << name;
+    EXPECT_DOUBLE_EQ(c.bytes_written, b * h * e * 4.0) << name;
+  }
+}
+
 }  // namespace
 }  // namespace plumb::profile

@@ -274,7 +274,7 @@ TEST(MemoryBreakdown, CategoriesFollowPhaseAndLifetime) {
                  int64_t alloc_ns, int64_t free_ns) {
     // TrackedAllocation's fields in order (no address, no operator).
     rec.allocations.push_back(
-        {id, 0, bytes, phase, step, "", id == 5 ? "conv1" : "", alloc_ns, free_ns});
+        {id, 0, bytes, phase, step, "", id == 5 ? "conv1" : "", alloc_ns, free_ns, std::nullopt});
   };
   using P = profile::StepPhase;
   add(1, 1000, P::kBuild, -1, -1, -1);     // a parameter

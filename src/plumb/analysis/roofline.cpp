@@ -152,12 +152,14 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
   if (!has_work) {
     // Time spent without any costed work is overhead by definition; every rate is exactly 0.
     p.achieved_flops = p.achieved_bytes_per_s = p.roof_fraction = p.utilisation = 0;
+    p.dram_fraction = 0;
     p.bound = kOverhead;
     return p;
   }
   if (!measured) {
     constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
     p.achieved_flops = p.achieved_bytes_per_s = p.roof_fraction = p.utilisation = kNotMeasured;
+    p.dram_fraction = kNotMeasured;
     p.bound = predicted;
     return p;
   }
@@ -165,6 +167,8 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
   p.achieved_flops = item.flops / item.seconds;
   p.achieved_bytes_per_s = item.bytes / item.seconds;
   p.utilisation = p.achieved_flops / peak;
+  const MemoryRoof& dram = level_for_footprint(std::numeric_limits<double>::infinity(), ceilings);
+  p.dram_fraction = p.achieved_bytes_per_s / dram.bytes_per_s;
   p.roof_fraction =
       compute_bound ? p.achieved_flops / peak : p.achieved_bytes_per_s / level.bytes_per_s;
   p.bound = p.roof_fraction < overhead_fraction ? kOverhead : predicted;

@@ -65,6 +65,10 @@ struct Placement {
   std::string bound;          // "compute", "memory:<level>" or "overhead"
   double roof_fraction = 0;   // achieved / roof at `level`
   double utilisation = 0;     // achieved_flops / peak (TBD eq. 2)
+  // achieved_bytes_per_s / the DRAM roof (the unlimited level, level_for_footprint's choice
+  // for any size): how near a memory-bound item (a decode's GEMV) runs to main memory's
+  // bandwidth, whatever level its rate places it at. 0 without work, NaN unmeasured.
+  double dram_fraction = 0;
 };
 
 // Rules of `place` (peak = the compute roof of the item's dtype, see WorkItem::dtype):

@@ -16,6 +16,7 @@
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
+#include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
 #include "plumb/core/json_text.h"
@@ -36,6 +37,7 @@ struct MemoryFlags {
   int warmup_steps = profile::MemoryOptions{}.warmup_steps;
   size_t top = 10;
   bool rss_check = false;  // --heap return, named for what it is for here
+  std::string phase;       // of a generation: prefill, decode or both
 };
 
 void declare_memory_options(CLI::App& cmd, std::string& name, MemoryFlags& flags,
@@ -51,6 +53,7 @@ void declare_memory_options(CLI::App& cmd, std::string& name, MemoryFlags& flags
                  "Steps before the recorded one (the first makes gradients and optimizer state)")
       ->capture_default_str();
   cmd.add_option("--top", flags.top, "Layers listed by feature-map bytes")->capture_default_str();
+  add_phase_option(cmd, flags.phase);
   cmd.add_flag("--rss-check", flags.rss_check,
                "Same as --heap return: glibc returns freed blocks to the kernel, so the "
                "process's resident-set growth can be compared with the tracked peak (steps run "
@@ -71,6 +74,7 @@ jobs::MemoryJobOptions memory_job_options(const std::string& name, MemoryFlags& 
   const Mode mode = parse_mode(flags.measure.mode);
   const Config config = resolve_config(w, overrides);
   jobs::MemoryJobOptions job;
+  job.phase = parse_phase_option(flags.phase, w, config, {mode});
   job.batches = {static_cast<int>(config.get_int("batch"))};
   if (!flags.batches.empty()) job.batches = parse_positive_int_list("--batch", flags.batches);
   if (!flags.memory_limit.empty())

@@ -13,6 +13,7 @@
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
+#include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/jobs/profile_job.h"
@@ -31,6 +32,7 @@ struct ProfileFlags {
   size_t top = 0;  // 0: all rows (JSON) / 15 rows (table)
   int steps = 3;
   std::string trace;  // Chrome trace-event file of the last observed step ("" = none)
+  std::string phase;  // of a generation: prefill, decode or both
 };
 
 void declare_profile_options(CLI::App& cmd, std::string& name, ProfileFlags& flags,
@@ -48,6 +50,7 @@ void declare_profile_options(CLI::App& cmd, std::string& name, ProfileFlags& fla
   cmd.add_option("--trace", flags.trace,
                  "Write the last observed step as a Chrome trace-event file (Perfetto, "
                  "chrome://tracing); one file per mode and thread count");
+  add_phase_option(cmd, flags.phase);
   add_config_options(cmd, overrides);
   cmd.add_flag("--suite-size", overrides.suite_size,
                "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
@@ -65,6 +68,7 @@ jobs::ProfileJobOptions profile_job_options(const std::string& name, const Profi
     job.modes.push_back(parse_mode(m));
   if (flags.steps < 1) throw UsageError("--steps must be at least 1");
   const Config config = resolve_config(w, overrides);
+  job.phase = parse_phase_option(flags.phase, w, config, job.modes);
   for (Mode m : job.modes) {
     for (int t : thread_list) {
       for (auto& o : make_options(w, config, m, flags.measure)) {
@@ -90,7 +94,7 @@ void add_profile_command(CLI::App& app, int& exit_code) {
   auto overrides = std::make_shared<ConfigOverrides>();
   declare_profile_options(*cmd, *name, *flags, *overrides);
   cmd->callback([name, flags, overrides, &exit_code] {
-    const jobs::ProfileView view{analysis::parse_group_by(flags->by), flags->by, flags->top};
+    const jobs::ProfileView view{analysis::parse_group_by(flags->by), flags->by, flags->top, {}};
     const auto result =
         jobs::run_profile_job(profile_job_options(*name, *flags, *overrides),
                               [](const std::string& line) { std::cerr << line << '\n'; });

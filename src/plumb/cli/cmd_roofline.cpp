@@ -14,6 +14,7 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/measure_options.h"
+#include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/jobs/roofline_job.h"
@@ -31,6 +32,7 @@ struct RooflineFlags {
   size_t top = 0;
   int steps = 3;
   bool refresh_probe = false;
+  std::string phase;  // of a generation: prefill, decode or both
 };
 
 void declare_roofline_options(CLI::App& cmd, std::string& name, RooflineFlags& f,
@@ -44,6 +46,7 @@ void declare_roofline_options(CLI::App& cmd, std::string& name, RooflineFlags& f
   cmd.add_option("--top", f.top, "Show only the K most expensive rows");
   cmd.add_option("--steps", f.steps, "Steps observed after warm-up")->capture_default_str();
   cmd.add_flag("--refresh-probe", f.refresh_probe, "Measure the machine again first");
+  add_phase_option(cmd, f.phase);
   add_config_options(cmd, overrides);
   add_measure_options(cmd, f.measure, 60, 30, SamplingOptions::kWithout, ThreadsOption::kSingle);
   restrict_device_to_cpu(cmd,
@@ -60,8 +63,10 @@ jobs::RooflineJobOptions roofline_job_options(const std::string& name, const Roo
     throw UsageError("--by must be op or layer for a roofline");
   job.peak = analysis::parse_peak_kind(f.peak);
   if (f.steps < 1) throw UsageError("--steps must be at least 1");
-  const auto plan =
-      make_options(w, resolve_config(w, overrides), parse_mode(f.measure.mode), f.measure);
+  const Config config = resolve_config(w, overrides);
+  const Mode mode = parse_mode(f.measure.mode);
+  job.phase = parse_phase_option(f.phase, w, config, {mode});
+  const auto plan = make_options(w, config, mode, f.measure);
   if (plan.size() != 1) throw UsageError("a roofline takes one --dtype; run it once per dtype");
   job.run = plan.front();
   job.steps = f.steps;

@@ -140,6 +140,7 @@ MemoryJobResult run_memory_job(const MemoryJobOptions& options, const run::Progr
   r.workload = options.run.workload;
   r.mode = mode_name(options.run.mode);
   r.group = session.group();
+  r.phase = options.phase;
   r.db_path = session.db_path();
   r.passes = session.take_passes();
   r.scaling = memory_scaling_of(r.passes);

@@ -12,6 +12,7 @@
 
 #include "plumb/analysis/memory_capacity.h"
 #include "plumb/analysis/memory_scaling.h"
+#include "plumb/core/generation.h"
 #include "plumb/run/runner.h"
 #include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
@@ -23,6 +24,8 @@ struct MemoryJobOptions {
   std::vector<int> batches;  // measured first, in order
   int64_t memory_limit = 0;  // bytes; 0: no capacity search
   int warmup_steps = 2;      // profile::MemoryOptions::warmup_steps
+  // A generation's phase to show (cli/phase_option.h); nullopt: each phase.
+  std::optional<Phase> phase;
   std::string db;
   std::string tag;
 };
@@ -34,6 +37,7 @@ struct MemoryJobResult {
   std::vector<store::StoredMemoryProfile> passes;    // as read back, in the order they ran
   std::optional<analysis::MemoryScaling> scaling;    // two or more batch sizes ran ok
   std::optional<analysis::CapacityResult> capacity;  // with a memory limit
+  std::optional<Phase> phase;                        // as asked for
   bool all_ok = true;  // every pass ran ok and, with a limit, a batch was verified under it
 };
 

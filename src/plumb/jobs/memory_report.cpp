@@ -1,11 +1,13 @@
 // plumb memory's reporters (see memory_report.h).
 #include "plumb/jobs/memory_report.h"
 
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "plumb/core/execution_settings.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/outcome.h"
 #include "plumb/report/text_table.h"
@@ -124,6 +126,35 @@ void print_largest_pass(std::ostream& out, const store::StoredMemoryProfile& lar
   layers.print(out);
 }
 
+// A generation's phases (the one asked for, or both) and its KV cache per token of context.
+void print_generation(std::ostream& out, const store::StoredMemoryProfile& p,
+                      std::optional<Phase> only) {
+  const auto& b = p.result.breakdown;
+  if (b.phases.empty()) return;
+  out << fmt::format("\nbatch {}, by generation phase:\n", p.batch);
+  for (const auto& m : b.phases) {
+    if (only && *only != m.phase) continue;
+    const double per_call = m.calls > 0 ? static_cast<double>(m.bytes_allocated) / m.calls : 0;
+    out << fmt::format(
+        "  [{}] {} call(s): peak {} ({}); {} allocated in {} allocations, {} per call\n",
+        phase_name(m.phase), m.calls, format_bytes(static_cast<double>(m.peak)),
+        memory_mix_text(m.at_peak), format_bytes(static_cast<double>(m.bytes_allocated)),
+        m.allocations, format_bytes(per_call));
+  }
+  const auto& g = b.generation;
+  if (!g) return;
+  const auto kv = b.peak[static_cast<size_t>(MemoryCategory::kKvCache)];
+  out << fmt::format(
+      "  kv_cache {}: {} per token of context (batch {} x (prompt {} + gen {}) = {} positions); "
+      "the model declares {}{}\n",
+      format_bytes(static_cast<double>(kv)), format_bytes(profile::kv_cache_bytes_per_token(b)),
+      g->shape.batch, g->shape.prompt, g->shape.gen, g->positions(),
+      format_bytes(static_cast<double>(g->declared_kv_cache_bytes)),
+      kv == g->declared_kv_cache_bytes
+          ? ""
+          : " (they differ: the category holds what the prefill made that outlived the step)");
+}
+
 void print_capacity(std::ostream& out, const analysis::CapacityResult& c) {
   out << fmt::format("\nmemory limit {}: batch 1 needs {}; ",
                      format_bytes(static_cast<double>(c.limit_bytes)),
@@ -163,6 +194,8 @@ nlohmann::ordered_json memory_json(const MemoryJobResult& result, size_t top) {
   out["workload"] = result.workload;
   out["mode"] = result.mode;
   out["group"] = result.group;
+  // Every pass's "phases" hold both; this says which one was asked for.
+  if (result.phase) out["phase"] = phase_name(*result.phase);
   out["batches"] = nlohmann::ordered_json::array();
   for (const auto& p : result.passes) out["batches"].push_back(store::memory_profile_json(p));
   out["slopes"] = nlohmann::ordered_json::object();
@@ -187,6 +220,8 @@ nlohmann::ordered_json memory_json(const MemoryJobResult& result, size_t top) {
 void print_memory(std::ostream& out, const MemoryJobResult& result, size_t top) {
   print_category_table(out, result);
   if (const auto* largest = largest_ok_pass(result)) print_largest_pass(out, *largest, top);
+  for (const auto& p : result.passes)
+    if (memory_report_ok(p)) print_generation(out, p, result.phase);
   if (result.capacity) print_capacity(out, *result.capacity);
   out << "\nstored as memory group " << result.group << " in " << result.db_path << '\n';
 }

@@ -78,6 +78,7 @@ ProfileJobResult run_profile_job(const ProfileJobOptions& options,
   r.workload = options.passes.front().workload;
   r.batch = options.passes.front().config.get_int("batch");
   r.group = fmt::format("{}-{}-{}", r.workload, utc_now_iso8601(), getpid());
+  r.phase = options.phase;
   r.db_path = db->path();
   const ProfileSourcing sourcing{false, options.steps, !options.trace.empty(), r.group,
                                  options.tag};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/mode.h"
 #include "plumb/run/runner.h"
 #include "plumb/store/profile_records.h"
@@ -23,6 +24,8 @@ struct ProfileJobOptions {
   std::vector<Mode> modes;              // as asked for, in order
   int steps = 3;                        // observed after warm-up
   std::string trace;                    // Chrome trace-event file of each pass ("" = none)
+  // A generation's phase to show (cli/phase_option.h); nullopt: both, each in its own section.
+  std::optional<Phase> phase;
   std::string db;
   std::string tag;
 };
@@ -36,6 +39,7 @@ struct ProfileJobResult {
   // Per mode with two or more thread counts that ran ok.
   std::vector<std::pair<std::string, std::vector<analysis::ScalingFit>>> scaling;
   std::optional<analysis::ModeComparison> train_vs_infer;  // both modes ran ok
+  std::optional<Phase> phase;                              // as asked for
   bool all_ok = true;
 };
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/phase_profile.h"
 #include "plumb/core/json_number.h"
 #include "plumb/report/text_table.h"
 #include "plumb/store/profile_records.h"
@@ -14,23 +15,11 @@ using report::format_number;
 using report::format_percent;
 using report::format_seconds;
 
-nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const ProfileView& view) {
-  const auto& r = p.result;
-  nlohmann::ordered_json j;
-  j["profile_id"] = p.id;
-  j["threads"] = p.threads;
-  j["mode"] = p.mode;
-  j["status"] = run::status_name(r.status);
-  j["message"] = r.message;
-  j["command"] = r.command;
-  j["steps"] = r.profile.steps;
-  j["step_s"] = json_number(r.profile.step_s);
-  j["learning_step_s"] = json_number(r.learning_step_s);
-  j["replayed_steps"] =
-      r.replayed_steps >= 0 ? nlohmann::ordered_json(r.replayed_steps) : nlohmann::ordered_json();
-  if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
-  const auto b = analysis::breakdown(r.profile, view.by);
-  const auto curve = analysis::cumulative_curve(r.profile);
+// The breakdown of `prof` (a whole step, or one phase of a generation: phase_profile.h) into `j`.
+void add_breakdown_json(nlohmann::ordered_json& j, const profile::StepProfile& prof,
+                        const ProfileView& view) {
+  const auto b = analysis::breakdown(prof, view.by);
+  const auto curve = analysis::cumulative_curve(prof);
   double flops = 0, bytes = 0;
   for (const auto& row : b.rows) {
     flops += row.flops;
@@ -38,7 +27,7 @@ nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const Pr
   }
   j["op_time_s"] = json_number(b.op_time_s);
   j["overhead_s"] = json_number(b.overhead_s);
-  j["cpu_utilization"] = json_number(r.profile.cpu_utilization);
+  j["cpu_utilization"] = json_number(prof.cpu_utilization);
   j["flops"] = flops;
   j["bytes"] = bytes;
   j["uncosted_time_s"] = b.uncosted_time_s;
@@ -64,6 +53,50 @@ nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const Pr
     cum.push_back(
         {{"name", curve.names[i]}, {"share", curve.share[i]}, {"cumulative", curve.cumulative[i]}});
   j["cumulative"] = cum;
+}
+
+// One phase of a generation: its time per step and per call (a decode call makes one token),
+// and its own breakdown, with shares of the phase's time.
+nlohmann::ordered_json phase_json(const profile::StepProfile& prof, const analysis::PhaseTime& t,
+                                  const ProfileView& view) {
+  nlohmann::ordered_json j;
+  j["phase"] = phase_name(t.phase);
+  j["calls"] = t.calls;
+  j["time_s"] = t.seconds;
+  j["time_per_call_s"] = t.per_call_s();
+  add_breakdown_json(j, analysis::phase_profile(prof, t.phase), view);
+  j["flops_per_call"] = t.calls > 0 ? j["flops"].get<double>() / t.calls : 0.0;
+  j["bytes_per_call"] = t.calls > 0 ? j["bytes"].get<double>() / t.calls : 0.0;
+  return j;
+}
+
+nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const ProfileView& view) {
+  const auto& r = p.result;
+  nlohmann::ordered_json j;
+  j["profile_id"] = p.id;
+  j["threads"] = p.threads;
+  j["mode"] = p.mode;
+  j["status"] = run::status_name(r.status);
+  j["message"] = r.message;
+  j["command"] = r.command;
+  j["steps"] = r.profile.steps;
+  j["step_s"] = json_number(r.profile.step_s);
+  j["learning_step_s"] = json_number(r.learning_step_s);
+  j["replayed_steps"] =
+      r.replayed_steps >= 0 ? nlohmann::ordered_json(r.replayed_steps) : nlohmann::ordered_json();
+  if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
+  if (!analysis::has_phases(r.profile)) {
+    add_breakdown_json(j, r.profile, view);
+    return j;
+  }
+  // A generation: the pass's own rows are the phase asked for (the whole step for both), and
+  // each phase shown has its own breakdown.
+  j["phase"] = view.phase ? phase_name(*view.phase) : "both";
+  add_breakdown_json(j, view.phase ? analysis::phase_profile(r.profile, *view.phase) : r.profile,
+                     view);
+  j["phases"] = nlohmann::ordered_json::array();
+  for (const auto& t : analysis::phase_times(r.profile, view.phase))
+    j["phases"].push_back(phase_json(r.profile, t, view));
   return j;
 }
 
@@ -79,6 +112,39 @@ nlohmann::ordered_json scaling_fits_json(const std::vector<analysis::ScalingFit>
   return out;
 }
 
+// The rows of `prof` (a step, or one phase); `per_call` > 0 (a phase's calls per step) adds
+// each row's time per call of the phase: a decode call makes one token.
+void print_breakdown(std::ostream& out, const profile::StepProfile& prof, const ProfileView& view,
+                     double per_call) {
+  const auto b = analysis::breakdown(prof, view.by);
+  std::vector<std::string> header = {"name", "time",    "share", "calls", "GFLOP",
+                                     "MB",   "GFLOP/s", "GB/s",  "FLOP/B"};
+  if (per_call > 0) header.insert(header.begin() + 2, "per call");
+  report::TextTable t(header);
+  const size_t limit = view.top == 0 ? 15 : view.top;
+  for (size_t i = 0; i < b.rows.size() && i < limit; ++i) {
+    const auto& row = b.rows[i];
+    std::vector<std::string> cells = {row.name,
+                                      format_seconds(row.time_s),
+                                      format_percent(row.time_share),
+                                      format_number(row.calls, 0),
+                                      format_number(row.flops / 1e9, 3),
+                                      format_number(row.bytes / 1e6, 1),
+                                      format_number(row.gflops_per_s, 2),
+                                      format_number(row.gbytes_per_s, 2),
+                                      format_number(row.intensity, 2)};
+    if (per_call > 0) cells.insert(cells.begin() + 2, format_seconds(row.time_s / per_call));
+    t.add_row(cells);
+  }
+  std::vector<std::string> overhead(header.size(), "");
+  overhead[0] = "(framework overhead)";
+  overhead[1] = format_seconds(b.overhead_s);
+  overhead[per_call > 0 ? 3 : 2] = format_percent(b.overhead_s / prof.step_s);
+  t.add_row(overhead);
+  t.print(out);
+  if (b.rows.size() > limit) out << "(" << b.rows.size() - limit << " more rows; --top N)\n";
+}
+
 void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const ProfileView& view) {
   const auto& r = p.result;
   out << fmt::format("\n{} {} batch {}, {} thread(s): {} step(s) observed, {} per step\n",
@@ -87,22 +153,22 @@ void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const 
   if (r.status != run::RunStatus::kOk)
     out << "profile incomplete (" << run::status_name(r.status) << "): " << r.message << '\n';
   if (r.profile.ops.empty()) return;
-  const auto b = analysis::breakdown(r.profile, view.by);
-  report::TextTable t(
-      {"name", "time", "share", "calls", "GFLOP", "MB", "GFLOP/s", "GB/s", "FLOP/B"});
-  const size_t limit = view.top == 0 ? 15 : view.top;
-  for (size_t i = 0; i < b.rows.size() && i < limit; ++i) {
-    const auto& row = b.rows[i];
-    t.add_row({row.name, format_seconds(row.time_s), format_percent(row.time_share),
-               format_number(row.calls, 0), format_number(row.flops / 1e9, 3),
-               format_number(row.bytes / 1e6, 1), format_number(row.gflops_per_s, 2),
-               format_number(row.gbytes_per_s, 2), format_number(row.intensity, 2)});
+  if (!analysis::has_phases(r.profile)) print_breakdown(out, r.profile, view, 0);
+  for (const auto& t : analysis::phase_times(r.profile, view.phase)) {
+    out << fmt::format(
+        "\n[{}] {} call(s) per step, {} per step, {} per call{}; shares are of "
+        "the {}'s time\n",
+        phase_name(t.phase), format_number(t.calls, 0), format_seconds(t.seconds),
+        format_seconds(t.per_call_s()), t.phase == Phase::kDecode ? " (one token per request)" : "",
+        phase_name(t.phase));
+    print_breakdown(out, analysis::phase_profile(r.profile, t.phase), view, t.calls);
   }
-  t.add_row({"(framework overhead)", format_seconds(b.overhead_s),
-             format_percent(b.overhead_s / r.profile.step_s), "", "", "", "", "", ""});
-  t.print(out);
-  if (b.rows.size() > limit) out << "(" << b.rows.size() - limit << " more rows; --top N)\n";
-  const auto curve = analysis::cumulative_curve(r.profile);
+  // The summary is of what was shown: the phase asked for, or the whole step.
+  const profile::StepProfile shown = view.phase && analysis::has_phases(r.profile)
+                                         ? analysis::phase_profile(r.profile, *view.phase)
+                                         : r.profile;
+  const auto b = analysis::breakdown(shown, view.by);
+  const auto curve = analysis::cumulative_curve(shown);
   out << fmt::format(
       "{} operator types cover 90% of operator time (of {}); uncosted operators: {} of the step"
       "{}; CPU utilisation {}\n",
@@ -141,7 +207,9 @@ void print_train_vs_infer(std::ostream& out, const analysis::ModeComparison& c) 
 
 }  // namespace
 
-nlohmann::ordered_json profile_json(const ProfileJobResult& result, const ProfileView& view) {
+nlohmann::ordered_json profile_json(const ProfileJobResult& result, const ProfileView& asked) {
+  ProfileView view = asked;
+  view.phase = result.phase;
   nlohmann::ordered_json out;
   out["workload"] = result.workload;
   out["batch"] = result.batch;
@@ -163,7 +231,9 @@ nlohmann::ordered_json profile_json(const ProfileJobResult& result, const Profil
   return out;
 }
 
-void print_profile(std::ostream& out, const ProfileJobResult& result, const ProfileView& view) {
+void print_profile(std::ostream& out, const ProfileJobResult& result, const ProfileView& asked) {
+  ProfileView view = asked;
+  view.phase = result.phase;
   for (const auto& p : result.passes) print_profile_pass(out, p, view);
   for (const auto& [mode, fits] : result.scaling) {
     out << "\n[" << mode << "]";

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/core/generation.h"
 #include "plumb/jobs/profile_job.h"
 
 namespace plumb::jobs {
@@ -19,6 +21,8 @@ struct ProfileView {
   analysis::GroupBy by = analysis::GroupBy::kCategory;
   std::string by_name = "category";
   size_t top = 0;
+  // A generation's phase shown (ProfileJobResult::phase); nullopt: each in its own section.
+  std::optional<Phase> phase;
 };
 
 nlohmann::ordered_json profile_json(const ProfileJobResult& result, const ProfileView& view);

@@ -38,9 +38,19 @@ RooflineJobResult run_roofline_job(const RooflineJobOptions& options,
   r.batch = stored.batch;
   r.threads = stored.threads;
   r.profile_id = stored.id;
-  const auto& prof = stored.result.profile;
+  const auto& whole = stored.result.profile;
+  r.phase = options.phase;
+  const auto& prof = options.phase ? analysis::phase_profile(whole, *options.phase) : whole;
   r.rows = analysis::place_all(analysis::work_items(prof, options.by), r.ceilings);
-  r.step = analysis::place(analysis::step_item(prof, "whole step"), r.ceilings);
+  r.step = analysis::place(
+      analysis::step_item(prof, options.phase ? phase_name(*options.phase) : "whole step"),
+      r.ceilings);
+  for (const auto& t : analysis::phase_times(whole, options.phase)) {
+    const auto phase = analysis::phase_profile(whole, t.phase);
+    r.phases.push_back(
+        {t, analysis::place(analysis::step_item(phase, phase_name(t.phase)), r.ceilings),
+         analysis::place_all(analysis::work_items(phase, options.by), r.ceilings)});
+  }
   return r;
 }
 

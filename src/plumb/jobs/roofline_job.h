@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/phase_profile.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/analysis/roofline.h"
 #include "plumb/run/runner.h"
@@ -21,6 +23,8 @@ struct RooflineJobOptions {
   analysis::GroupBy by = analysis::GroupBy::kLayer;  // op or layer
   analysis::PeakKind peak = analysis::PeakKind::kInstruction;
   int steps = 3;  // observed after warm-up
+  // A generation's phase to place (cli/phase_option.h); nullopt: each phase on its own.
+  std::optional<Phase> phase;
   bool refresh_probe = false;
   std::string db;
   std::string tag;
@@ -37,6 +41,16 @@ struct RooflineJobResult {
   analysis::Ceilings ceilings;
   analysis::Placement step;               // the whole step
   std::vector<analysis::Placement> rows;  // by operator or layer, most expensive first
+  // A generation (a generative model's inference step): `step` and `rows` are the phase asked
+  // for (the whole step for both), and each phase shown is placed on its own: its time per step,
+  // the phase as one item, and its operators or layers.
+  struct PhasePlacements {
+    analysis::PhaseTime time;
+    analysis::Placement whole;
+    std::vector<analysis::Placement> rows;
+  };
+  std::optional<Phase> phase;  // as asked for
+  std::vector<PhasePlacements> phases;
 };
 
 RooflineJobResult run_roofline_job(const RooflineJobOptions& options,

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/generation.h"
 #include "plumb/core/json_number.h"
 #include "plumb/report/text_table.h"
 
@@ -31,6 +32,7 @@ nlohmann::ordered_json placement_json(const analysis::Placement& p) {
           {"bound", p.bound},
           {"roof_fraction", json_number(p.roof_fraction)},
           {"utilisation", json_number(p.utilisation)},
+          {"dram_fraction", json_number(p.dram_fraction)},
           {"roofs", roofs}};
 }
 
@@ -53,7 +55,30 @@ void add_placement_row(report::TextTable& t, const analysis::Placement& p) {
   t.add_row({p.name, format_seconds(p.seconds), format_number(p.flops / 1e9, 3),
              format_number(p.bytes / 1e6, 1), format_number(p.intensity, 1),
              format_number(p.achieved_flops / 1e9, 1), p.level, format_number(p.roof / 1e9, 1),
-             p.bound, format_percent(p.roof_fraction), format_percent(p.utilisation)});
+             p.bound, format_percent(p.roof_fraction), format_percent(p.dram_fraction),
+             format_percent(p.utilisation)});
+}
+
+report::TextTable placement_table() {
+  return report::TextTable({"name", "time", "GFLOP", "MB", "FLOP/B", "GFLOP/s", "level",
+                            "roof GFLOP/s", "bound", "of roof", "of DRAM BW", "utilisation"});
+}
+
+void print_rows(std::ostream& out, const std::vector<analysis::Placement>& rows,
+                const analysis::Placement& whole, size_t top) {
+  report::TextTable t = placement_table();
+  add_placement_row(t, whole);
+  const size_t limit = top == 0 ? 25 : top;
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) add_placement_row(t, rows[i]);
+  t.print(out);
+  if (rows.size() > limit) out << "(" << rows.size() - limit << " more rows; --top N)\n";
+}
+
+nlohmann::ordered_json placements_json(const std::vector<analysis::Placement>& rows, size_t top) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < rows.size() && (top == 0 || i < top); ++i)
+    out.push_back(placement_json(rows[i]));
+  return out;
 }
 
 }  // namespace
@@ -70,9 +95,17 @@ nlohmann::ordered_json roofline_json(const RooflineJobResult& result, const Roof
   out["probe_id"] = result.probe_id;
   out["ceilings"] = ceilings_json(result.ceilings);
   out["step"] = placement_json(result.step);
-  out["rows"] = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < result.rows.size() && (view.top == 0 || i < view.top); ++i)
-    out["rows"].push_back(placement_json(result.rows[i]));
+  out["rows"] = placements_json(result.rows, view.top);
+  if (result.phases.empty()) return out;
+  out["phase"] = result.phase ? phase_name(*result.phase) : "both";
+  out["phases"] = nlohmann::ordered_json::array();
+  for (const auto& p : result.phases)
+    out["phases"].push_back({{"phase", phase_name(p.time.phase)},
+                             {"calls", p.time.calls},
+                             {"time_s", p.time.seconds},
+                             {"time_per_call_s", p.time.per_call_s()},
+                             {"whole", placement_json(p.whole)},
+                             {"rows", placements_json(p.rows, view.top)}});
   return out;
 }
 
@@ -89,15 +122,17 @@ void print_roofline(std::ostream& out, const RooflineJobResult& result, const Ro
         m.capacity_bytes > 0
             ? fmt::format(", holds {} KiB", format_number(m.capacity_bytes / 1024.0, 0))
             : "");
-  report::TextTable t({"name", "time", "GFLOP", "MB", "FLOP/B", "GFLOP/s", "level", "roof GFLOP/s",
-                       "bound", "of roof", "utilisation"});
-  add_placement_row(t, result.step);
-  const size_t limit = view.top == 0 ? 25 : view.top;
-  for (size_t i = 0; i < result.rows.size() && i < limit; ++i) add_placement_row(t, result.rows[i]);
-  t.print(out);
-  if (result.rows.size() > limit)
-    out << "(" << result.rows.size() - limit << " more rows; --top N)\n";
-  out << "level: the slowest memory level fast enough for the measured data rate; bound: "
+  if (result.phases.empty()) print_rows(out, result.rows, result.step, view.top);
+  // A generation: each phase on the roofs by itself (a decode reads every weight and the whole
+  // KV cache per call: its rows are memory-bound, at a fraction of the DRAM roof).
+  for (const auto& p : result.phases) {
+    out << fmt::format("\n[{}] {} call(s) per step, {} per step, {} per call\n",
+                       phase_name(p.time.phase), format_number(p.time.calls, 0),
+                       format_seconds(p.time.seconds), format_seconds(p.time.per_call_s()));
+    print_rows(out, p.rows, p.whole, view.top);
+  }
+  out << "of DRAM BW: achieved bytes/s over the DRAM roof; level: the slowest memory level fast "
+         "enough for the measured data rate; bound: "
          "compute or memory:<level> by intensity vs that level's ridge, overhead when "
          "under 10% of that roof was reached\n";
 }

@@ -43,12 +43,15 @@ constexpr char kOptimizerScope[] = "optimizer";
 
 // What the RecordFunction callback knows about the current thread.
 struct Frame {
-  enum class Kind { kOp, kLayer, kBackward, kOptimizer, kData } kind;
-  const char* name;  // valid while the RecordFunction is open, i.e. while the frame is
+  enum class Kind { kOp, kLayer, kBackward, kOptimizer, kData, kPhase } kind;
+  const char* name;               // valid while the RecordFunction is open, i.e. while the frame is
+  Phase phase = Phase::kPrefill;  // of a kPhase frame
+  int64_t start_ns = 0;           // of a kPhase frame, while recording
 };
 struct ThreadContext {
   std::vector<Frame> frames;
   int backward = 0, optimizer = 0, data = 0;  // open frames of each marker kind
+  int8_t generation_phase = -1;               // innermost open phase frame's (a Phase), -1: none
 };
 thread_local ThreadContext t_context;
 
@@ -61,7 +64,8 @@ struct Live {
   uint64_t generation;  // which tracker saw it made
   StepPhase phase;
   int64_t step;
-  int op, layer;  // interned names
+  int op, layer;            // interned names
+  int8_t generation_phase;  // a Phase, -1: none
 };
 
 // Process-wide and never destroyed: tensors made while a tracker was installed may be freed
@@ -102,6 +106,7 @@ struct Hub {
     a.step = l.step;
     a.op = names[static_cast<size_t>(l.op)];
     a.layer = names[static_cast<size_t>(l.layer)];
+    if (l.generation_phase >= 0) a.generation_phase = static_cast<Phase>(l.generation_phase);
     return a;
   }
 };
@@ -198,6 +203,7 @@ class TrackingAllocator final : public c10::Allocator {
     l.step = h.step;
     l.op = h.intern(innermost(t, Frame::Kind::kOp));
     l.layer = h.intern(innermost(t, Frame::Kind::kLayer));
+    l.generation_phase = t.generation_phase;
     h.live_bytes += n;
     if (h.live_bytes > h.peak_bytes) h.peak_bytes = h.live_bytes;
     const auto address = reinterpret_cast<uintptr_t>(data);
@@ -237,6 +243,12 @@ std::unique_ptr<at::ObserverContext> track_op_start(const at::RecordFunction& fn
     } else if (std::strcmp(name, run::kDataScope) == 0) {
       frame.kind = Frame::Kind::kData;
       ++t.data;
+    } else if (const std::optional<Phase> phase = phase_of_scope(name)) {
+      frame.kind = Frame::Kind::kPhase;
+      frame.phase = *phase;
+      frame.name = nullptr;  // not a layer
+      t.generation_phase = static_cast<int8_t>(*phase);
+      frame.start_ns = steady_now_ns();
     } else {
       frame.kind = Frame::Kind::kLayer;
     }
@@ -268,6 +280,16 @@ void track_op_end(const at::RecordFunction&, at::ObserverContext*) {
     case Frame::Kind::kData:
       --t.data;
       break;
+    case Frame::Kind::kPhase: {
+      const Frame& f = t.frames.back();
+      t.generation_phase = -1;  // phases do not nest
+      Hub& h = hub();
+      std::lock_guard<std::mutex> lock(h.mutex);
+      if (h.recording && f.start_ns >= h.start_ns)
+        h.recording_out.phase_calls.push_back(
+            {f.phase, f.start_ns - h.start_ns, steady_now_ns() - h.start_ns});
+      break;
+    }
     default:
       break;
   }

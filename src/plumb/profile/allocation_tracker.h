@@ -8,7 +8,8 @@
 // phase come from an at::RecordFunction callback on every thread: operators (FUNCTION scope),
 // autograd nodes (backward), and user scopes, where "optimizer" marks the optimizer step (every
 // workload wraps zero_grad/step in LayerScope("optimizer")), run::kDataScope marks batch
-// synthesis, and any other name is a layer.
+// synthesis, a generation phase's scope (core/generation.h: "plumb::prefill", "plumb::decode")
+// marks the phase of a generative model's call, and any other name is a layer.
 //
 // Only what is recorded between start_recording() and stop_recording() keeps per-event
 // detail; outside a recording the tracker only keeps the live set (needed to know each
@@ -23,8 +24,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "plumb/core/generation.h"
 
 namespace plumb::profile {
 
@@ -42,6 +46,8 @@ struct TrackedAllocation {
   std::string layer;      // innermost named layer ("" if none)
   int64_t alloc_ns = -1;  // from the start of the recording; -1: alive when it began
   int64_t free_ns = -1;   // -1: still alive when the recording stopped
+  // The generation phase whose call made it (a generative model's inference step), or none.
+  std::optional<Phase> generation_phase;
 };
 
 // Everything recorded between start_recording() and stop_recording().
@@ -50,6 +56,12 @@ struct AllocationRecording {
   // Times (ns from the start) at which a backward pass began after forward work: the moment a
   // forward pass ends, when what it still holds is what it saved for backward.
   std::vector<int64_t> backward_starts_ns;
+  // Each generation phase call of the recording (prefill, then the decodes), in order.
+  struct PhaseCall {
+    Phase phase = Phase::kPrefill;
+    int64_t start_ns = 0, end_ns = 0;
+  };
+  std::vector<PhaseCall> phase_calls;
   int64_t duration_ns = 0;
 };
 

@@ -22,6 +22,13 @@
 //                   (batch x spatial), N = output channels, K = input channels x kernel;
 //                   grad_input swaps N and K, grad_weight is channels x (channels x kernel)
 //                   over the pixels; transposed convolutions mirror these over input pixels
+//   scaled_dot_product_attention (and the CPU flash kernel it calls): query [.., L, E], key
+//                   [.., S, E], value [.., S, Ev]: MACs = batch * L * S * (E + Ev) over the
+//                   query's batch dims (grouped-query keys are shared, not repeated), + 5 FLOPs
+//                   per score (scale, mask, softmax's max, exp and sum; the normalisation is
+//                   per output row); every score is counted, causal or not (as
+//                   core/transformer_shape.h counts). Reads query, key, value (the KV cache a
+//                   decode attends) and a mask; writes the output
 //   _thnn_fused_*_cell   the pointwise part only (the GEMMs ran as separate mm/addmm ops);
 //                   backward: LSTM 24 per (row, unit), GRU 20, + 1 per gate element for bias
 //                   grads (the derivative chains of the forward formulas above).
@@ -294,6 +301,30 @@ OpCost linear(const OpCall& call) {
   return cost;
 }
 
+// scaled_dot_product_attention(query, key, value, attn_mask?, ...) and the CPU flash kernels
+// it calls (LibTorch 2.x): `mask_at` is the mask's position, kNoMask for a kernel without one
+// (no argument is there: input_tensor gives none).
+constexpr size_t kNoMask = static_cast<size_t>(-1);
+OpCost attention(const OpCall& call, size_t mask_at) {
+  const TensorMeta* q = call.input_tensor(0);
+  const TensorMeta* k = call.input_tensor(1);
+  const TensorMeta* v = call.input_tensor(2);
+  if (q == nullptr || k == nullptr || v == nullptr || q->shape.size() < 2 || k->shape.size() < 2 ||
+      v->shape.empty())
+    return {};
+  const double batch = numel(Shape(q->shape.begin(), q->shape.end() - 2));
+  const double l = static_cast<double>(q->shape[q->shape.size() - 2]);
+  const double e = static_cast<double>(q->shape.back());
+  const double s = static_cast<double>(k->shape[k->shape.size() - 2]);
+  const double ev = static_cast<double>(v->shape.back());
+  const double scores = batch * l * s;
+  const double macs = scores * (e + ev);
+  const double read =
+      bytes_of(q) + bytes_of(k) + bytes_of(v) + bytes_of(call.input_tensor(mask_at));
+  const double out_bytes = batch * l * ev * element_size(q->dtype);
+  return make_cost(2 * macs + 5 * scores, read, written_bytes(call, out_bytes), macs);
+}
+
 // ---- Recurrent cells ----
 
 // lstm_cell(input [B, I], hx [h, c], w_ih [G*H, I], w_hh [G*H, H], b_ih?, b_hh?) and
@@ -406,6 +437,13 @@ void add_gemm_rules(CostTable& t) {
            [](const OpCall& c) { return add_gemm(c, false); });
   add_rule(t, {"addbmm", "addbmm_"}, [](const OpCall& c) { return add_gemm(c, true); });
   add_rule(t, {"linear"}, linear);
+  add_rule(t, {"scaled_dot_product_attention"}, [](const OpCall& c) { return attention(c, 3); });
+  // (query, key, value, dropout_p, is_causal, attn_mask?, scale?) since 2.2; 2.1's kernel has
+  // no mask.
+  add_rule(t, {"_scaled_dot_product_flash_attention_for_cpu"},
+           [](const OpCall& c) { return attention(c, 5); });
+  add_rule(t, {"_scaled_dot_product_flash_attention"},
+           [](const OpCall& c) { return attention(c, kNoMask); });
   t["quantized::linear"] = linear;
   t["quantized::linear_relu"] = linear;
   t["quantized::linear_dynamic"] = linear;  // (input, weight, bias, reduce_range) once unpacked

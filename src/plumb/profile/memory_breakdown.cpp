@@ -22,6 +22,8 @@ const char* category_key(MemoryCategory category) {
       return "workspace";
     case MemoryCategory::kInput:
       return "input";
+    case MemoryCategory::kKvCache:
+      return "kv_cache";
     case MemoryCategory::kOther:
       return "other";
   }
@@ -38,6 +40,7 @@ MemoryCategory classify(const TrackedAllocation& a, const KnownAllocations& know
   if (known.weights.count(a.id) != 0) return MemoryCategory::kWeights;
   if (known.gradients.count(a.id) != 0) return MemoryCategory::kGradients;
   if (known.input.count(a.id) != 0) return MemoryCategory::kInput;
+  if (a.generation_phase == Phase::kPrefill && a.free_ns < 0) return MemoryCategory::kKvCache;
   const bool from_earlier_step = a.alloc_ns < 0 || a.step < recorded_step;
   const bool survives = a.free_ns < 0;
   switch (a.phase) {
@@ -67,9 +70,38 @@ namespace {
 
 struct Event {
   int64_t t_ns;
-  int64_t delta;  // bytes: + allocation, - free
+  int64_t delta;  // bytes: + allocation, - free; 0: a phase call starts (its live total counts)
   size_t category;
 };
+
+// The phase call running at `t_ns` (calls sorted by start, not overlapping), or null.
+const AllocationRecording::PhaseCall* phase_call_at(
+    const std::vector<AllocationRecording::PhaseCall>& calls, int64_t t_ns) {
+  auto after = std::upper_bound(
+      calls.begin(), calls.end(), t_ns,
+      [](int64_t t, const AllocationRecording::PhaseCall& c) { return t < c.start_ns; });
+  if (after == calls.begin()) return nullptr;
+  --after;
+  return t_ns <= after->end_ns ? &*after : nullptr;
+}
+
+// One entry per phase that ran, in the order of all_phases(), with its calls and what its
+// calls allocated.
+std::vector<PhaseMemory> phases_of(const AllocationRecording& rec) {
+  std::vector<PhaseMemory> out;
+  for (Phase phase : all_phases()) {
+    PhaseMemory m;
+    m.phase = phase;
+    for (const auto& c : rec.phase_calls) m.calls += c.phase == phase ? 1 : 0;
+    for (const TrackedAllocation& a : rec.allocations) {
+      if (a.alloc_ns < 0 || a.generation_phase != phase) continue;
+      ++m.allocations;
+      m.bytes_allocated += static_cast<int64_t>(a.bytes);
+    }
+    if (m.calls > 0) out.push_back(m);
+  }
+  return out;
+}
 
 int64_t total(const CategoryBytes& b) {
   int64_t sum = 0;
@@ -105,6 +137,11 @@ MemoryBreakdown break_down(const AllocationRecording& rec, const KnownAllocation
     }
     if (a.free_ns >= 0) events.push_back({a.free_ns, -bytes, ci});
   }
+  std::vector<AllocationRecording::PhaseCall> calls = rec.phase_calls;
+  std::sort(calls.begin(), calls.end(),
+            [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; });
+  for (const auto& c : calls) events.push_back({c.start_ns, 0, 0});
+  out.phases = phases_of(rec);
   // Frees before allocations at the same instant: never report a peak that did not exist.
   std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
     return x.t_ns != y.t_ns ? x.t_ns < y.t_ns : x.delta < y.delta;
@@ -129,6 +166,13 @@ MemoryBreakdown break_down(const AllocationRecording& rec, const KnownAllocation
       out.total_peak_ns = e.t_ns;
       out.at_total_peak = live;
     }
+    if (const auto* call = phase_call_at(calls, e.t_ns)) {
+      for (PhaseMemory& m : out.phases)
+        if (m.phase == call->phase && sum > m.peak) {
+          m.peak = sum;
+          m.at_peak = live;
+        }
+    }
     const auto b = std::min<size_t>(
         buckets - 1, static_cast<size_t>(std::max<int64_t>(e.t_ns, 0) *
                                          static_cast<int64_t>(buckets) / (span + 1)));
@@ -150,6 +194,14 @@ MemoryBreakdown break_down(const AllocationRecording& rec, const KnownAllocation
   if (made.size() > largest_count) made.resize(largest_count);
   out.largest = std::move(made);
   return out;
+}
+
+double kv_cache_bytes_per_token(const MemoryBreakdown& b) {
+  if (!b.generation || b.generation->positions() <= 0) return 0;
+  // Every cache allocation is alive at the end of the step (that is what makes it the cache),
+  // so the category's peak is its size then.
+  return static_cast<double>(b.peak[static_cast<size_t>(MemoryCategory::kKvCache)]) /
+         static_cast<double>(b.generation->positions());
 }
 
 }  // namespace plumb::profile

@@ -3,6 +3,14 @@
 //   weights          storages of parameters and buffers (identified by address)
 //   gradients        storages of the parameters' .grad tensors (by address)
 //   input            storages of the batch's tensors (by address)
+//   kv_cache         a generative model's KV cache: made inside a prefill call (the
+//                    generation-phase scope of core/generation.h) and still alive when the
+//                    recorded step has ended. What a prefill makes is otherwise its activations
+//                    (freed when it returns) and the first token (freed when the generation
+//                    returns); only the cache the decodes read outlives the step. A model that
+//                    reuses its cache buffers from step to step made them in an earlier step's
+//                    prefill: they count too. The model's own figure
+//                    (GenerativeModel::kv_cache_bytes) is kept beside it as a check.
 //   optimizer_state  made under the "optimizer" scope (the optimizer step, or the build of an
 //                    optimizer that allocates up front, like Adagrad) and kept across steps:
 //                    momentum, Adam's moments, RMSProp's squares (TBD's "dynamic" memory)
@@ -19,6 +27,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -34,10 +43,12 @@ enum class MemoryCategory {
   kFeatureMaps,
   kWorkspace,
   kInput,
+  kKvCache,
   kOther
 };
-inline constexpr size_t kMemoryCategoryCount = 7;
-// "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "other"
+inline constexpr size_t kMemoryCategoryCount = 8;
+// "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "kv_cache",
+// "other"
 const char* category_key(MemoryCategory category);
 MemoryCategory category_at(size_t index);
 using CategoryBytes = std::array<int64_t, kMemoryCategoryCount>;
@@ -64,6 +75,24 @@ struct NotableAllocation {
   std::string op, layer;
 };
 
+// What the bytes of one generation phase's calls were, in a recorded generation step.
+struct PhaseMemory {
+  Phase phase = Phase::kPrefill;
+  int64_t calls = 0;            // calls of the phase in the step (1 prefill; gen - 1 decodes)
+  int64_t peak = 0;             // largest live total while one of its calls ran
+  CategoryBytes at_peak{};      // the mix at that moment
+  int64_t allocations = 0;      // made inside its calls
+  int64_t bytes_allocated = 0;  // their total size
+};
+
+// The sizes of a recorded generation step, for the KV cache's bytes per token of context.
+struct GenerationMemory {
+  GenerationShape shape;
+  int64_t declared_kv_cache_bytes = 0;  // GenerativeModel::kv_cache_bytes()
+  // Positions the cache holds: batch x (prompt + gen).
+  int64_t positions() const { return shape.batch * (shape.prompt + shape.gen); }
+};
+
 struct MemoryBreakdown {
   CategoryBytes peak{};                     // each category's own peak over the recording
   int64_t total_peak = 0;                   // peak of the sum
@@ -77,7 +106,15 @@ struct MemoryBreakdown {
   std::vector<NotableAllocation> largest;      // the biggest allocations made while recording
   int64_t allocations = 0;                     // made while recording
   int64_t bytes_allocated = 0;                 // their total size
+  // A generative model's inference step: one entry per phase that ran, in order, and the
+  // generation's sizes (set by the profiler, not by break_down).
+  std::vector<PhaseMemory> phases;
+  std::optional<GenerationMemory> generation;
 };
+
+// The KV cache's bytes per position of context: its bytes at the end of the step over
+// batch x (prompt + gen); 0 without a generation.
+double kv_cache_bytes_per_token(const MemoryBreakdown& breakdown);
 
 MemoryCategory classify(const TrackedAllocation& a, const KnownAllocations& known,
                         const std::vector<int64_t>& backward_starts_ns, int64_t recorded_step);

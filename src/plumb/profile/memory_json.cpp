@@ -23,8 +23,9 @@ MemoryCategory category_from_key(const std::string& key) {
 
 CategoryBytes category_bytes_from_json(const nlohmann::json& j) {
   CategoryBytes b{};
+  // A record stored before a category existed (kv_cache) had none of its bytes.
   for (size_t i = 0; i < kMemoryCategoryCount; ++i)
-    b[i] = j.at(category_key(category_at(i))).get<int64_t>();
+    b[i] = j.value(category_key(category_at(i)), int64_t{0});
   return b;
 }
 
@@ -74,6 +75,24 @@ nlohmann::ordered_json to_json(const MemoryBreakdown& b) {
       timeline[category_key(category_at(i))].push_back(p.bytes[i]);
   }
   j["timeline"] = timeline;
+  if (!b.phases.empty()) {
+    j["phases"] = nlohmann::ordered_json::array();
+    for (const auto& m : b.phases)
+      j["phases"].push_back({{"phase", plumb::phase_name(m.phase)},
+                             {"calls", m.calls},
+                             {"peak", m.peak},
+                             {"at_peak", category_bytes_json(m.at_peak)},
+                             {"allocations", m.allocations},
+                             {"bytes_allocated", m.bytes_allocated}});
+  }
+  if (const auto& g = b.generation)
+    j["generation"] = {{"batch", g->shape.batch},
+                       {"prompt", g->shape.prompt},
+                       {"gen", g->shape.gen},
+                       {"declared_kv_cache_bytes", g->declared_kv_cache_bytes},
+                       // Derived (not read back): the cache's bytes per position of context.
+                       {"positions", g->positions()},
+                       {"kv_cache_bytes_per_token", kv_cache_bytes_per_token(b)}};
   return j;
 }
 
@@ -96,13 +115,31 @@ MemoryBreakdown breakdown_from_json(const nlohmann::json& j) {
                          category_from_key(a.at("category").get<std::string>()),
                          phase_from_name(a.at("phase").get<std::string>()),
                          a.at("op").get<std::string>(), a.at("layer").get<std::string>()});
+  if (j.contains("phases"))
+    for (const auto& m : j.at("phases")) {
+      const auto phase = plumb::phase_from_name(m.at("phase").get<std::string>());
+      if (!phase)
+        throw nlohmann::json::other_error::create(501, "unknown generation phase", nullptr);
+      b.phases.push_back({*phase, m.at("calls").get<int64_t>(), m.at("peak").get<int64_t>(),
+                          category_bytes_from_json(m.at("at_peak")),
+                          m.at("allocations").get<int64_t>(),
+                          m.at("bytes_allocated").get<int64_t>()});
+    }
+  if (j.contains("generation")) {
+    const auto& g = j.at("generation");
+    b.generation = GenerationMemory{
+        {g.at("batch").get<int64_t>(), g.at("prompt").get<int64_t>(), g.at("gen").get<int64_t>()},
+        g.at("declared_kv_cache_bytes").get<int64_t>()};
+  }
   const auto& timeline = j.at("timeline");
   const auto& times = timeline.at("t_ms");
   for (size_t k = 0; k < times.size(); ++k) {
     TimelinePoint p;
     p.t_ns = ns_from_ms(times[k]);
-    for (size_t i = 0; i < kMemoryCategoryCount; ++i)
-      p.bytes[i] = timeline.at(category_key(category_at(i))).at(k).get<int64_t>();
+    for (size_t i = 0; i < kMemoryCategoryCount; ++i) {
+      const char* key = category_key(category_at(i));
+      p.bytes[i] = timeline.contains(key) ? timeline.at(key).at(k).get<int64_t>() : 0;
+    }
     b.timeline.push_back(p);
   }
   return b;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/text.h"
 #include "plumb/platform/memory_cap.h"
 #include "plumb/profile/allocation_tracker.h"
@@ -123,6 +124,10 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
           const KnownAllocations known = identify(tracker, loop);
           p.breakdown =
               break_down(tracker.stop_recording(), known, recorded_step, m.timeline_points);
+          const GenerativeModel* generative = as_generative(loop.model());
+          if (generative != nullptr && !p.breakdown.phases.empty())
+            p.breakdown.generation =
+                GenerationMemory{generative->generation_shape(), generative->kv_cache_bytes()};
         },
         /*batch_pool=*/1);
     p.tracked_peak = static_cast<int64_t>(tracker.peak_live_bytes());

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/generation.h"
 #include "plumb/profile/autograd_record.h"
 #include "plumb/profile/cost_model.h"
 #include "plumb/profile/op_category.h"
@@ -33,6 +34,10 @@ struct Frame {
   int record = -1;    // index of this call in the captured graph calls (-1: not capturing)
   int position = -1;  // in the step's recorded or replayed calls (-1: neither)
   bool dead = false;  // opened after a replayed step stopped repeating: ignored
+  int phase = -1;     // the generation phase in effect (a Phase), -1: none
+  // A generation phase's own scope: it sets `phase` for what runs inside it but is no layer
+  // (the layer in effect stays the enclosing one).
+  bool phase_scope = false;
 };
 
 OpObserver* g_attached = nullptr;  // one observer at a time (asserted in attach)
@@ -141,6 +146,8 @@ void replay_start(const at::RecordFunction& fn, const OpObserver& obs, OpObserve
   frame.position = static_cast<int>(position);
   frame.user_scope = recorded->totals == nullptr;
   frame.layer = recorded->layer;
+  frame.phase = recorded->phase;
+  frame.phase_scope = recorded->phase_scope;
   frame.backward = recorded->backward;
   frame.autograd_node = recorded->autograd_node;
   frame.totals = recorded->totals;
@@ -164,6 +171,8 @@ void record_call(OpObserver& obs, Frame& frame, const char* name, at::RecordScop
   call.name_hash = hash_text(name, 0);
   call.parent = enclosing_position();
   call.layer = frame.layer;
+  call.phase = frame.phase;
+  call.phase_scope = frame.phase_scope;
   call.totals = frame.totals;
   call.backward = frame.backward;
   call.autograd_node = frame.autograd_node;
@@ -183,11 +192,15 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const Frame* parent = t_stack.empty() ? nullptr : &t_stack.back();
   frame.layer = parent != nullptr ? parent->layer : 0;
   frame.backward = parent != nullptr && parent->backward;
+  frame.phase = parent != nullptr ? parent->phase : -1;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
     frame.user_scope = true;
+    const std::optional<Phase> phase = phase_of_scope(fn.name());
+    frame.phase_scope = phase.has_value();
+    if (phase) frame.phase = static_cast<int>(*phase);
     {
       std::lock_guard<std::mutex> lock(g_mutex);
-      frame.layer = obs->intern_layer(fn.name());
+      if (!phase) frame.layer = obs->intern_layer(fn.name());
       record_call(*obs, frame, fn.name(), fn.scope());
     }
     frame.start_ns = steady_now_ns();
@@ -213,6 +226,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   uint64_t key = hash_mix(name_hash, static_cast<uint64_t>(frame.layer));
   key = hash_mix(key, frame.root_hash);
   key = hash_mix(key, frame.backward ? 2 : 1);
+  key = hash_mix(key, static_cast<uint64_t>(frame.phase + 2));
   key = hash_inputs(fn.inputs(), key);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -222,8 +236,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (totals.call.name.empty()) {
       static const std::vector<c10::IValue> kNoOutputs;
       totals.call = describe_call(fn.name(), fn.inputs(), kNoOutputs);
-      totals.key = {totals.call.name, obs->layer_name(frame.layer), signature(totals.call),
-                    frame.root_name, frame.backward};
+      totals.key = {totals.call.name,       obs->layer_name(frame.layer),
+                    signature(totals.call), frame.root_name,
+                    frame.backward,         frame.phase};
       if (output_shape_depends_on_values(fn.name())) obs->replay().refused = true;
     }
     frame.totals = &totals;
@@ -254,10 +269,18 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   t_stack.pop_back();
   if (frame.dead) return;
   if (frame.user_scope) {
-    if (obs->recording_events()) {
+    if (frame.phase_scope || obs->recording_events()) {
       std::lock_guard<std::mutex> lock(g_mutex);
-      obs->events().push_back(
-          {nullptr, frame.layer, frame.start_ns, end - frame.start_ns, thread_index()});
+      if (frame.phase_scope) obs->note_phase_call(frame.phase, end - frame.start_ns);
+      if (obs->recording_events()) {
+        // A phase scope shows in a trace under its own name, like a layer.
+        const int shown =
+            frame.phase_scope
+                ? obs->intern_layer(plumb::phase_scope(static_cast<Phase>(frame.phase)))
+                : frame.layer;
+        obs->events().push_back(
+            {nullptr, shown, frame.start_ns, end - frame.start_ns, thread_index()});
+      }
     }
     return;
   }
@@ -317,6 +340,14 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 }  // namespace
+
+void OpObserver::note_phase_call(int phase, int64_t ns) {
+  if (phase < 0) return;
+  if (phase_step_.size() <= static_cast<size_t>(phase))
+    phase_step_.resize(static_cast<size_t>(phase) + 1);
+  ++phase_step_[static_cast<size_t>(phase)].calls;
+  phase_step_[static_cast<size_t>(phase)].ns += ns;
+}
 
 int OpObserver::intern_layer(const char* name) {
   auto found = layer_ids_.find(name);
@@ -406,6 +437,10 @@ void OpObserver::begin_step() {
     outputs_missed_ = false;
     first_step_ = false;
   }
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    phase_step_.clear();
+  }
   step_open_ = true;
   if (inputs != inputs_requested_ || outputs != outputs_requested_)
     register_callback(inputs, outputs);
@@ -416,12 +451,22 @@ bool OpObserver::end_step() {
   step_open_ = false;
   std::lock_guard<std::mutex> lock(g_mutex);
   Replay& r = replay_;
+  // The step's phase times count with its operators, or not at all.
+  const auto keep_phases = [this] {
+    if (phase_totals_.size() < phase_step_.size()) phase_totals_.resize(phase_step_.size());
+    for (size_t i = 0; i < phase_step_.size(); ++i) {
+      phase_totals_[i].calls += phase_step_[i].calls;
+      phase_totals_[i].ns += phase_step_[i].ns;
+    }
+    phase_step_.clear();
+  };
   if (r.recording) {
     r.recording = false;
     r.ready = !r.refused && !r.calls.empty();
+    keep_phases();
     return true;
   }
-  if (!r.replaying) return true;
+  if (!r.replaying) return keep_phases(), true;
   r.replaying = false;
   bool repeated = !r.failed && r.next == r.calls.size();
   for (size_t i = 0; repeated && i < r.calls.size(); ++i)
@@ -432,6 +477,7 @@ bool OpObserver::end_step() {
     r.given_up = true;
     r.ready = false;
     ++dropped_steps_;
+    phase_step_.clear();
     return false;
   }
   for (size_t i = 0; i < r.calls.size(); ++i) {
@@ -444,6 +490,7 @@ bool OpObserver::end_step() {
     totals->composite = totals->composite || call.composite;
   }
   ++replayed_steps_;
+  keep_phases();
   return true;
 }
 
@@ -461,6 +508,8 @@ void OpObserver::clear() {
   std::lock_guard<std::mutex> lock(g_mutex);
   table_.clear();
   layer_of_sequence_.clear();
+  phase_totals_.clear();
+  phase_step_.clear();
   reset_replay(replay_, false);
 }
 
@@ -471,6 +520,7 @@ void OpObserver::discard_counts() {
     t.calls = 0;
     t.self_ns = t.inclusive_ns = 0;
   }
+  phase_totals_.clear();
 }
 
 double OpObserver::total_self_seconds() const {
@@ -492,7 +542,9 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
     const Key& key = t.key;
     OpStat s;
     s.name = key.name;
-    s.scope = key.backward ? "backward" : "forward";
+    s.scope = key.backward     ? "backward"
+              : key.phase >= 0 ? plumb::phase_name(static_cast<Phase>(key.phase))
+                               : "forward";
     s.layer = key.layer;
     // Work done inside the optimizer step is an optimizer update whatever the op is.
     const bool in_optimizer = key.layer == "optimizer" || key.layer.rfind("optimizer.", 0) == 0;
@@ -512,6 +564,32 @@ std::vector<OpStat> OpObserver::aggregate(int steps) const {
       s.bytes_read = cost.bytes_read * n;
       s.bytes_written = cost.bytes_written * n;
     }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<OpStat> OpObserver::phase_rows(int steps) const {
+  PLUMB_ASSERT(steps > 0, "phase rows over zero steps");
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<int64_t> op_ns(phase_totals_.size(), 0);
+  for (const auto& entry : table_) {
+    const Totals& t = entry.second;
+    if (t.key.phase >= 0 && static_cast<size_t>(t.key.phase) < op_ns.size())
+      op_ns[static_cast<size_t>(t.key.phase)] += t.self_ns;
+  }
+  const double per = 1.0 / steps;
+  std::vector<OpStat> out;
+  for (size_t i = 0; i < phase_totals_.size(); ++i) {
+    if (phase_totals_[i].calls == 0) continue;
+    const auto phase = static_cast<Phase>(i);
+    OpStat s;
+    s.name = plumb::phase_scope(phase);
+    s.scope = plumb::phase_name(phase);
+    s.kind = kPhaseRow;
+    s.calls = static_cast<double>(phase_totals_[i].calls) * per;
+    s.inclusive_s = 1e-9 * static_cast<double>(phase_totals_[i].ns) * per;
+    s.self_s = 1e-9 * static_cast<double>(phase_totals_[i].ns - op_ns[i]) * per;
     out.push_back(std::move(s));
   }
   return out;

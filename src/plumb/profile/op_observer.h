@@ -3,8 +3,11 @@
 // self time (inclusive minus children), remembers the named layer it ran in (LayerScope user
 // scopes; backward nodes inherit the layer of the forward op that created them through the
 // autograd sequence number), and aggregates calls by (name, scope, layer, signature, root
-// operator). An operator's category is that of the outermost operator it runs inside, so the
-// clamp_min_ a relu_ runs is Activation work and the addmm of an lstm_cell is Recurrent work.
+// operator). In a generative model's inference step an operator's scope is the generation phase
+// whose user scope (core/generation.h) encloses it; the phase scopes are not layers, and the
+// observer times them too (phase_rows). An operator's category is that of the outermost operator it
+// runs inside, so the clamp_min_ a relu_ runs is Activation work and the addmm of an lstm_cell is
+// Recurrent work.
 //
 // Profiling passes are separate from timing passes: the runner never attaches an observer.
 #pragma once
@@ -71,6 +74,9 @@ class OpObserver {
   // Aggregated statistics of everything observed, divided by `steps`, with costs from the
   // cost model and categories. Does not clear.
   std::vector<OpStat> aggregate(int steps) const;
+  // One row per generation phase that ran in the kept steps (StepProfile::phases), divided by
+  // `steps`; empty for a model without phases.
+  std::vector<OpStat> phase_rows(int steps) const;
   double total_self_seconds() const;  // all operators, whole observation
   void clear();
 
@@ -86,6 +92,7 @@ class OpObserver {
     // for the aten::clamp_min_ it runs inside): categories follow it.
     std::string root;
     bool backward = false;
+    int phase = -1;  // the enclosing generation phase (a Phase), -1: none
   };
   struct Totals {
     Key key;
@@ -145,6 +152,8 @@ class OpObserver {
     int layer = 0;
     Totals* totals = nullptr;  // null: a layer scope
     bool backward = false, autograd_node = false;
+    int phase = -1;            // in effect inside the call or scope (a Phase), -1: none
+    bool phase_scope = false;  // the scope is a generation phase's own
   };
   struct ReplayedCall {
     int64_t self_ns = 0, inclusive_ns = 0;
@@ -163,6 +172,8 @@ class OpObserver {
     std::atomic<bool> failed{false};
   };
   Replay& replay() { return replay_; }
+  // A generation phase's scope closed after `ns` (counted when its step is kept).
+  void note_phase_call(int phase, int64_t ns);
   bool capturing_graph() const { return capturing_; }
   std::vector<CallRecord>& graph_calls() { return graph_calls_; }
   const std::vector<CallRecord>& graph_calls() const { return graph_calls_; }
@@ -186,6 +197,12 @@ class OpObserver {
   bool replay_allowed_ = false;
   int replayed_steps_ = 0, dropped_steps_ = 0;
   Replay replay_;
+  // Per phase (a Phase): calls and nanoseconds of its scope in the kept steps, and in the open
+  // step (kept or dropped with it).
+  struct PhaseTotals {
+    int64_t calls = 0, ns = 0;
+  };
+  std::vector<PhaseTotals> phase_totals_, phase_step_;
   void register_callback(bool inputs, bool outputs);
 };
 

@@ -18,10 +18,15 @@ namespace plumb::profile {
 inline constexpr const char* kCosted = "costed";
 inline constexpr const char* kUncosted = "uncosted";
 inline constexpr const char* kComposite = "composite";
+// Not an operator: a generation phase's own row (StepProfile::phases).
+inline constexpr const char* kPhaseRow = "phase";
 
 struct OpStat {
-  std::string name;        // "aten::mkldnn_convolution", "ConvolutionBackward0"
-  std::string scope;       // "forward" or "backward"
+  std::string name;  // "aten::mkldnn_convolution", "ConvolutionBackward0"
+  // "forward" or "backward"; in a generative model's inference step, the phase whose user
+  // scope (core/generation.h) encloses the operator: "prefill" or "decode". The phase rides in
+  // this field rather than one of its own so that stored profiles keep their schema.
+  std::string scope;
   std::string layer;       // module path of the innermost named layer ("" when none)
   std::string category;    // category_name(...)
   std::string kind;        // kCosted, kUncosted or kComposite
@@ -56,6 +61,12 @@ struct StepProfile {
   double op_self_s = 0;   // sum of self time of all operators, per step
   double overhead_s = 0;  // step_s - op_self_s: time outside any operator (framework)
   double cpu_utilization = 0;
+  // A generative model's inference step: one row per phase that ran (kind kPhaseRow, name its
+  // user scope, scope its phase name): calls = calls of the phase per step (1 prefill, gen - 1
+  // decodes), inclusive_s = the phase's wall time per step, self_s = the part of it outside
+  // any operator. Kept apart from `ops` so that no operator breakdown counts them; the store
+  // keeps them among the operator rows (told apart by kind). Empty for any other step.
+  std::vector<OpStat> phases;
 };
 
 }  // namespace plumb::profile

@@ -154,6 +154,7 @@ ProfileResult profile_workload(const Workload& workload, const run::RunOptions& 
     p.profile.step_s = wall / p.profile.steps;
   }
   p.profile.ops = observer.aggregate(p.profile.steps);
+  p.profile.phases = observer.phase_rows(p.profile.steps);
   p.profile.op_self_s = observer.total_self_seconds() / p.profile.steps;
   p.profile.overhead_s = p.profile.step_s - p.profile.op_self_s;
   if (progress)

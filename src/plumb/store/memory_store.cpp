@@ -55,6 +55,8 @@ int64_t insert_memory_profile(SQLite::Database& db, const run::RunOptions& optio
   Row row = pass_row(pass, options, tag, environment_id);
   // A failed pass has no meaningful peaks: NULL, not zero.
   for (size_t i = 0; i < profile::kMemoryCategoryCount; ++i) {
+    // kv_cache has no column (yet): its peak is kept in breakdown_json's, which loads read.
+    if (profile::category_at(i) == profile::MemoryCategory::kKvCache) continue;
     const char* column = profile::category_key(profile::category_at(i));
     if (ok) {
       row.integer(column, b.peak[i]);

@@ -6,6 +6,7 @@
 #include "plumb/core/clock.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
+#include "plumb/profile/stored_phase.h"
 
 #include "plumb/store/profile_records.h"
 #include "plumb/store/results_store.h"
@@ -102,7 +103,12 @@ int64_t insert_profile(SQLite::Database& db, const run::RunOptions& options,
       "INSERT INTO op_stats (profile_id, name, scope, layer, category, kind, signature, calls, "
       "self_s, inclusive_s, flops, macs, bytes_read, bytes_written) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  for (const profile::OpStat& op : prof.ops) {
+  // A generation's phase rows go with the operators, told apart by their kind.
+  std::vector<const profile::OpStat*> rows;
+  for (const auto* list : {&prof.ops, &prof.phases})
+    for (const profile::OpStat& op : *list) rows.push_back(&op);
+  for (const profile::OpStat* row : rows) {
+    const profile::OpStat op = profile::to_stored(*row);
     int i = 1;
     insert.bind(i++, id);
     insert.bind(i++, op.name);
@@ -160,7 +166,9 @@ std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group)
       while (ops.executeStep()) {
         profile::OpStat s;
         detail::read_columns(ops, s, kOpStatColumns);
-        p.result.profile.ops.push_back(std::move(s));
+        s = profile::from_stored(std::move(s));
+        auto& into = s.kind == profile::kPhaseRow ? p.result.profile.phases : p.result.profile.ops;
+        into.push_back(std::move(s));
       }
       ops.reset();
     }
