@@ -1,18 +1,17 @@
 // plumb analyze fusion: parses the options of fusion mining and its realize step
 // (jobs/fusion_job.h: patterns mined from stored operator graphs, projected and realized
 // savings), runs the job and prints its result.
-#include <iostream>
-#include <memory>
+#include <ostream>
 
 #include <fmt/format.h>
 
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/mode.h"
 #include "plumb/jobs/fusion_job.h"
 #include "plumb/jobs/fusion_report.h"
@@ -32,9 +31,10 @@ struct FusionFlags {
   bool profile = false;     // profile now even with a stored profile
   bool no_realize = false;  // skip the fused-kernel checks
   double check_seconds = 1.0;
+  ConfigOverrides overrides;
 };
 
-void declare_fusion_options(CLI::App& cmd, FusionFlags& f, ConfigOverrides& overrides) {
+void declare_fusion_options(CLI::App& cmd, FusionFlags& f) {
   f.measure.mode = "infer";
   cmd.add_option("workloads", f.workloads, "Workload names (see plumb list)");
   cmd.add_option("--suite", f.suites, "Every workload of these suites, e.g. inference");
@@ -55,7 +55,7 @@ void declare_fusion_options(CLI::App& cmd, FusionFlags& f, ConfigOverrides& over
   cmd.add_flag("--no-realize", f.no_realize, "Skip timing fused kernels against unfused ones");
   cmd.add_option("--check-seconds", f.check_seconds, "Timing budget of one fused-kernel check")
       ->capture_default_str();
-  add_config_options(cmd, overrides);
+  add_config_options(cmd, f.overrides);
   add_measure_options(cmd, f.measure, 60, 30, SamplingOptions::kWithout);
   restrict_device_to_cpu(cmd, fmt::format("the projections use the CPU's roofs, the fused kernels "
                                           "are timed on the CPU, and {}",
@@ -63,7 +63,7 @@ void declare_fusion_options(CLI::App& cmd, FusionFlags& f, ConfigOverrides& over
 }
 
 // Checks the flags and builds the job's options; throws UsageError before anything runs.
-jobs::FusionJobOptions fusion_job_options(const FusionFlags& f, const ConfigOverrides& overrides) {
+jobs::FusionJobOptions fusion_job_options(const FusionFlags& f) {
   if (f.top < 1) throw UsageError("--top must be at least 1");
   if (f.mining.max_nodes < 2 || f.mining.max_nodes > 6)
     throw UsageError("--max-nodes must be 2 to 6");
@@ -75,7 +75,7 @@ jobs::FusionJobOptions fusion_job_options(const FusionFlags& f, const ConfigOver
   o.peak_kind = analysis::parse_peak_kind(f.peak);
   const Mode mode = parse_mode(f.measure.mode);
   for (const Workload* w : chosen_workloads(f.workloads, f.suites)) {
-    const auto options = make_options(*w, resolve_config(*w, overrides), mode, f.measure);
+    const auto options = make_options(*w, resolve_config(*w, f.overrides), mode, f.measure);
     if (options.size() != 1) throw UsageError("fusion mining takes one --dtype");
     o.plan.push_back(options.front());
   }
@@ -95,22 +95,16 @@ jobs::FusionJobOptions fusion_job_options(const FusionFlags& f, const ConfigOver
 }  // namespace
 
 void add_analyze_fusion_command(CLI::App& analyze, int& exit_code) {
-  auto* cmd = analyze.add_subcommand(
-      "fusion",
-      "Fusion opportunities mined from stored operator graphs: projected and realized savings");
-  auto f = std::make_shared<FusionFlags>();
-  auto overrides = std::make_shared<ConfigOverrides>();
-  declare_fusion_options(*cmd, *f, *overrides);
-  cmd->callback([f, overrides, &exit_code] {
-    const auto result =
-        jobs::run_fusion_job(fusion_job_options(*f, *overrides),
-                             [](const std::string& line) { std::cerr << line << '\n'; });
-    if (result.profile_failed) exit_code = 1;
-    if (f->measure.json)
-      std::cout << json_text(jobs::fusion_json(result), 2) << '\n';
-    else
-      jobs::print_fusion(result, std::cout);
-  });
+  add_job_command<FusionFlags>(
+      analyze, "fusion",
+      "Fusion opportunities mined from stored operator graphs: projected and realized savings",
+      declare_fusion_options, [&exit_code](const FusionFlags& f) {
+        const auto result = jobs::run_fusion_job(fusion_job_options(f), print_progress);
+        if (result.profile_failed) exit_code = 1;
+        print_result(
+            f.measure.json, [&] { return jobs::fusion_json(result); },
+            [&](std::ostream& out) { jobs::print_fusion(result, out); });
+      });
 }
 
 }  // namespace plumb::cli

@@ -11,16 +11,16 @@
 // jobs/characterize_report.h.
 
 #include <algorithm>
-#include <iostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "plumb/cli/commands.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/precision.h"
 #include "plumb/jobs/characterize_job.h"
 #include "plumb/jobs/characterize_report.h"
@@ -114,11 +114,9 @@ void add_characterize_command(CLI::App& app, int& exit_code) {
     const auto result =
         jobs::run_characterize_job(characterize_job_options(*f, dtypes_option->count() > 0));
     if (result.failed > 0) exit_code = 1;
-    if (f->json) {
-      std::cout << json_text(jobs::characterize_json(result), 2) << '\n';
-      return;
-    }
-    jobs::print_characterize(result, std::cout);
+    print_result(
+        f->json, [&] { return jobs::characterize_json(result); },
+        [&](std::ostream& out) { jobs::print_characterize(result, out); });
   });
 }
 

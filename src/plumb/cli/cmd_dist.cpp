@@ -2,13 +2,13 @@
 // with --project the alpha-beta model of the stored worlds. The work is jobs/dist_job.h (the
 // launcher and the worker protocol beside it) and jobs/dist_projection_job.h; this file
 // declares the options, calls the job and prints its result with jobs/dist_report.h.
-#include <iostream>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "plumb/cli/commands.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/jobs/dist_job.h"
 #include "plumb/jobs/dist_projection_job.h"
@@ -90,10 +90,9 @@ void run_dist_command(const DistCommandLine& line, int& exit_code) {
     o.latency_us = line.latency_us;
     o.db_path = line.measure.db_path;
     const auto p = jobs::project_dist(o);
-    if (line.as_json)
-      std::cout << json_text(jobs::dist_projection_json(p), 2) << '\n';
-    else
-      jobs::print_dist_projection(std::cout, p);
+    print_result(
+        line.as_json, [&] { return jobs::dist_projection_json(p); },
+        [&](std::ostream& out) { jobs::print_dist_projection(out, p); });
     return;
   }
   jobs::DistOptions o = line.measure;
@@ -102,10 +101,9 @@ void run_dist_command(const DistCommandLine& line, int& exit_code) {
   const auto r = jobs::run_dist(o);
   if (!r) return;  // a worker of a torchrun or Slurm world other than rank 0: rank 0 reports
   if (!r->all_ok()) exit_code = 1;
-  if (line.as_json)
-    std::cout << json_text(jobs::dist_result_json(*r), 2) << '\n';
-  else
-    jobs::print_dist_result(std::cout, *r);
+  print_result(
+      line.as_json, [&] { return jobs::dist_result_json(*r); },
+      [&](std::ostream& out) { jobs::print_dist_result(out, *r); });
 }
 
 }  // namespace

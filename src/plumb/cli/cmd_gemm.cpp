@@ -1,16 +1,15 @@
 // plumb gemm: parses the options of the GEMM census (jobs/gemm_job.h: the shapes the workloads
 // run, against a square one, measured per precision), runs the job and prints its result.
-#include <iostream>
-#include <memory>
+#include <ostream>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/workload_selection.h"
 #include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/gemm_job.h"
 #include "plumb/jobs/gemm_report.h"
 
@@ -28,15 +27,16 @@ struct GemmFlags {
   bool from_db = false;
   int steps = 1;
   platform::Acc16Options acc16;
+  ConfigOverrides overrides;
 };
 
-void declare_gemm_options(CLI::App& cmd, GemmFlags& f, ConfigOverrides& overrides) {
+void declare_gemm_options(CLI::App& cmd, GemmFlags& f) {
   f.measure.mode = "infer";
   cmd.add_option("workloads", f.workloads, "Workload names (see plumb list)");
   cmd.add_option("--suite", f.suites, "Every workload of these suites, e.g. fathom,tbd");
   cmd.add_option("--mode", f.measure.mode, "infer, train, or train,infer")->capture_default_str();
-  add_config_options(cmd, overrides);
-  cmd.add_flag("--suite-size", overrides.suite_size,
+  add_config_options(cmd, f.overrides);
+  cmd.add_flag("--suite-size", f.overrides.suite_size,
                "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
   add_measure_options(cmd, f.measure, 60, 20, SamplingOptions::kWithout);
   restrict_device_to_cpu(cmd, "the shapes are timed with the CPU's GEMM libraries");
@@ -60,7 +60,7 @@ void declare_gemm_options(CLI::App& cmd, GemmFlags& f, ConfigOverrides& override
 }
 
 // Checks the flags and builds the job's options; throws UsageError before anything runs.
-jobs::GemmJobOptions gemm_job_options(const GemmFlags& f, const ConfigOverrides& overrides) {
+jobs::GemmJobOptions gemm_job_options(const GemmFlags& f) {
   const std::vector<const Workload*> chosen = chosen_workloads(f.workloads, f.suites);
   std::vector<Mode> modes;
   for (const auto& m : parse_name_list("--mode", f.measure.mode)) modes.push_back(parse_mode(m));
@@ -76,7 +76,7 @@ jobs::GemmJobOptions gemm_job_options(const GemmFlags& f, const ConfigOverrides&
     throw UsageError("--outlier-bits must be 2 to 8");
   // Validate every workload's options before the first pass starts.
   for (const Workload* w : chosen) {
-    const Config config = resolve_config(*w, overrides);
+    const Config config = resolve_config(*w, f.overrides);
     for (Mode m : modes) o.plan.push_back(make_options(*w, config, m, f.measure).front());
   }
   o.top = f.top;
@@ -95,21 +95,15 @@ jobs::GemmJobOptions gemm_job_options(const GemmFlags& f, const ConfigOverrides&
 }  // namespace
 
 void add_gemm_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "gemm", "The GEMM shapes workloads run, against square ones, measured per precision");
-  auto f = std::make_shared<GemmFlags>();
-  auto overrides = std::make_shared<ConfigOverrides>();
-  declare_gemm_options(*cmd, *f, *overrides);
-  cmd->callback([f, overrides, &exit_code] {
-    const auto result =
-        jobs::run_gemm_job(gemm_job_options(*f, *overrides),
-                           [](const std::string& line) { std::cerr << line << '\n'; });
-    if (result.profile_failed) exit_code = 1;
-    if (f->measure.json)
-      std::cout << json_text(jobs::gemm_json(result), 2) << '\n';
-    else
-      jobs::print_gemm(result, std::cout);
-  });
+  add_job_command<GemmFlags>(
+      app, "gemm", "The GEMM shapes workloads run, against square ones, measured per precision",
+      declare_gemm_options, [&exit_code](const GemmFlags& f) {
+        const auto result = jobs::run_gemm_job(gemm_job_options(f), print_progress);
+        if (result.profile_failed) exit_code = 1;
+        print_result(
+            f.measure.json, [&] { return jobs::gemm_json(result); },
+            [&](std::ostream& out) { jobs::print_gemm(result, out); });
+      });
 }
 
 }  // namespace plumb::cli

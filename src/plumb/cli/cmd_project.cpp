@@ -3,14 +3,14 @@
 // and bandwidth) with a per-layer roofline and greedy on-chip allocation. Lists of on-chip
 // capacities and bandwidths give the figure's curves. The work is jobs/project_job, printed by
 // jobs/project_report.
-#include <iostream>
 #include <memory>
+#include <ostream>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/project_job.h"
 #include "plumb/jobs/project_report.h"
 #include "plumb/workloads/all_workloads.h"
@@ -63,10 +63,9 @@ void add_project_command(CLI::App& app) {
     job.dram_gbs = f->dram_gbs;
     job.element_bytes = f->element_bytes;
     const jobs::ProjectJobResult result = jobs::run_project_job(w, job);
-    if (f->json)
-      std::cout << json_text(jobs::project_json(result, f->layers), 2) << '\n';
-    else
-      jobs::print_project(std::cout, result, f->layers);
+    print_result(
+        f->json, [&] { return jobs::project_json(result, f->layers); },
+        [&](std::ostream& out) { jobs::print_project(out, result, f->layers); });
   });
 }
 

@@ -1,13 +1,13 @@
 // plumb run (one workload, one mode) and plumb suite (every workload of a suite, both modes):
 // options -> jobs/run_job (measure with the steady-state runner, store every sample) -> a table
 // or JSON (jobs/run_report).
-#include <iostream>
 #include <memory>
+#include <ostream>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/text.h"
 #include "plumb/jobs/run_job.h"
 #include "plumb/jobs/run_report.h"
@@ -15,10 +15,6 @@
 
 namespace plumb::cli {
 namespace {
-
-void print_run_progress(const std::string& line) {
-  std::cerr << line << '\n';
-}
 
 void add_plumb_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Measure one workload in one mode");
@@ -35,12 +31,11 @@ void add_plumb_run_command(CLI::App& app, int& exit_code) {
     jobs::RunJobOptions job{{}, flags->db, flags->tag};
     for (auto& o : make_options(w, resolve_config(w, *overrides), mode, *flags))
       job.plan.push_back({&w, std::move(o)});
-    const jobs::RunJobResult result = jobs::run_run_job(job, print_run_progress);
+    const jobs::RunJobResult result = jobs::run_run_job(job, print_progress);
     if (!result.all_ok) exit_code = 1;
-    if (flags->json)
-      std::cout << json_text(jobs::run_job_json(result, jobs::RunJson::kRun), 2) << '\n';
-    else
-      jobs::print_runs(std::cout, result);
+    print_result(
+        flags->json, [&] { return jobs::run_job_json(result, jobs::RunJson::kRun); },
+        [&](std::ostream& out) { jobs::print_runs(out, result); });
   });
 }
 
@@ -66,12 +61,11 @@ void add_plumb_suite_command(CLI::App& app, int& exit_code) {
         for (auto& o : make_options(*w, suite_config(*w), m, *flags))
           job.plan.push_back({w, std::move(o)});
       }
-    const jobs::RunJobResult result = jobs::run_run_job(job, print_run_progress);
+    const jobs::RunJobResult result = jobs::run_run_job(job, print_progress);
     if (!result.all_ok) exit_code = 1;
-    if (flags->json)
-      std::cout << json_text(jobs::run_job_json(result, jobs::RunJson::kSuite), 2) << '\n';
-    else
-      jobs::print_suite(std::cout, result, list);
+    print_result(
+        flags->json, [&] { return jobs::run_job_json(result, jobs::RunJson::kSuite); },
+        [&](std::ostream& out) { jobs::print_suite(out, result, list); });
   });
 }
 

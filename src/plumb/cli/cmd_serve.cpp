@@ -15,9 +15,9 @@
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/duration_text.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/serve_job.h"
 #include "plumb/jobs/serve_report.h"
 #include "plumb/run/serve_defaults.h"
@@ -146,16 +146,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
         w.info.name, w.info.domain, 100 * d.percentile, 1e3 * d.bound_s, d.max_batch,
         1e3 * d.max_wait_s, d.source);
     jobs::ServeJobHooks hooks;
-    hooks.announce = [](const std::string& line) { std::cerr << line << '\n'; };
+    hooks.announce = print_progress;
     hooks.progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
     if (!f->measure.json)
       hooks.done = [](const jobs::ServedSession& s) { jobs::print_serve_session(std::cout, s); };
     const jobs::ServeJobResult result = jobs::run_serve_job(w, job, hooks);
     if (result.exit_code != 0) exit_code = result.exit_code;
-    if (f->measure.json)
-      std::cout << json_text(jobs::serve_job_json(result), 2) << '\n';
-    else
-      std::cout << "stored in " << f->measure.db << '\n';
+    print_result(
+        f->measure.json, [&] { return jobs::serve_job_json(result); },
+        [&](std::ostream& out) { out << "stored in " << f->measure.db << '\n'; });
   });
 }
 

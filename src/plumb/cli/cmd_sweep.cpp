@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "plumb/cli/commands.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/core/mode.h"
 #include "plumb/core/precision.h"
 #include "plumb/jobs/sweep_job.h"
@@ -92,13 +92,11 @@ void run_sweep_command(const SweepFlags& f, int& exit_code) {
   job.probe = !f.no_probe;
   job.db = f.db;
   job.tag = f.tag;
-  const jobs::SweepJobResult result =
-      jobs::run_sweep_job(w, job, [](const std::string& line) { std::cerr << line << '\n'; });
+  const jobs::SweepJobResult result = jobs::run_sweep_job(w, job, print_progress);
   if (result.failures > 0) exit_code = 1;
-  if (f.json)
-    std::cout << json_text(jobs::sweep_job_json(result), 2) << '\n';
-  else
-    jobs::print_sweep(std::cout, result);
+  print_result(
+      f.json, [&] { return jobs::sweep_job_json(result); },
+      [&](std::ostream& out) { jobs::print_sweep(out, result); });
 }
 
 }  // namespace

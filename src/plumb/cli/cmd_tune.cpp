@@ -3,17 +3,16 @@
 // when no configuration meets the error budget or latency bound (the closest is reported), 2
 // for bad input. Method and figures: docs/tuning.md.
 #include <cmath>
-#include <iostream>
-#include <memory>
+#include <ostream>
 
 #include <fmt/format.h>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
 #include "plumb/cli/duration_text.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/emulated_precisions.h"
 #include "plumb/jobs/tune_job.h"
 #include "plumb/jobs/tune_report.h"
@@ -25,6 +24,7 @@ namespace plumb::cli {
 namespace {
 
 struct TuneFlags {
+  std::string workload;
   MeasureFlags measure;
   ConfigOverrides overrides;
   std::string budget = "10m";
@@ -34,8 +34,8 @@ struct TuneFlags {
   size_t replicates = 3;
 };
 
-void declare_tune_options(CLI::App& cmd, std::string& name, TuneFlags& f) {
-  cmd.add_option("workload", name, "Workload name (see plumb list)")->required();
+void declare_tune_options(CLI::App& cmd, TuneFlags& f) {
+  cmd.add_option("workload", f.workload, "Workload name (see plumb list)")->required();
   cmd.add_option("--mode", f.measure.mode, "train or infer")->capture_default_str();
   cmd.add_option("--budget", f.budget, "Time the search may take, e.g. 5m or 300s")
       ->capture_default_str();
@@ -56,9 +56,9 @@ void declare_tune_options(CLI::App& cmd, std::string& name, TuneFlags& f) {
 }
 
 // The job's options from the flags; bad input is a UsageError before anything runs.
-jobs::TuneOptions tune_options(const std::string& name, const TuneFlags& f) {
+jobs::TuneOptions tune_options(const TuneFlags& f) {
   jobs::TuneOptions o;
-  o.workload = &workloads::default_registry().get(name);
+  o.workload = &workloads::default_registry().get(f.workload);
   const Mode mode = parse_mode(f.measure.mode);
   o.budget_s = parse_duration_s("--budget", f.budget);
   o.latency_bound_s =
@@ -83,25 +83,22 @@ jobs::TuneOptions tune_options(const std::string& name, const TuneFlags& f) {
 }  // namespace
 
 void add_tune_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "tune",
-      "How much faster a workload runs than its stock configuration, and what gets it there");
-  auto name = std::make_shared<std::string>();
-  auto f = std::make_shared<TuneFlags>();
-  declare_tune_options(*cmd, *name, *f);
-  cmd->callback([name, f, &exit_code] {
-    jobs::TuneOptions options = tune_options(*name, *f);
-    auto db = store::ResultsStore::open(f->measure.db);
-    jobs::warn_emulated_precisions(*db, options.candidates, options.stock.threads);
-    const store::StoredTuneSession session = jobs::run_tune(options, *db);
-    if (f->measure.json) {
-      std::cout << json_text(jobs::tune_json(session), 2) << '\n';
-    } else {
-      jobs::print_tune_text(session, std::cout);
-      std::cout << "stored in " << f->measure.db << '\n';
-    }
-    if (!session.found) exit_code = 1;
-  });
+  add_job_command<TuneFlags>(
+      app, "tune",
+      "How much faster a workload runs than its stock configuration, and what gets it there",
+      declare_tune_options, [&exit_code](const TuneFlags& f) {
+        jobs::TuneOptions options = tune_options(f);
+        auto db = store::ResultsStore::open(f.measure.db);
+        jobs::warn_emulated_precisions(*db, options.candidates, options.stock.threads);
+        const store::StoredTuneSession session = jobs::run_tune(options, *db);
+        print_result(
+            f.measure.json, [&] { return jobs::tune_json(session); },
+            [&](std::ostream& out) {
+              jobs::print_tune_text(session, out);
+              out << "stored in " << f.measure.db << '\n';
+            });
+        if (!session.found) exit_code = 1;
+      });
 }
 
 }  // namespace plumb::cli
