@@ -14,6 +14,7 @@
 #include "plumb/workloads/fathom/autoenc.h"
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
@@ -141,9 +142,7 @@ Workload make_autoenc() {
     c.add_double("lr", 0.01, "Adagrad step size (paper: chosen from {0.01, 0.02, 0.1})");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<VaeModel>(c, device);
-  };
+  w.build = build_model<VaeModel>;
   return w;
 }
 

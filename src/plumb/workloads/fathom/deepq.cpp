@@ -36,6 +36,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/layers.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_env.h"
 
 namespace plumb::workloads {
@@ -394,9 +395,7 @@ Workload make_deepq() {
                  "RMSProp constant added under the square root (paper: 0.01)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<DeepQModel>(c, device);
-  };
+  w.build = build_model<DeepQModel>;
   return w;
 }
 

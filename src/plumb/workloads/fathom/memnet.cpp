@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/model_builder.h"
 
 namespace plumb::workloads {
 namespace {
@@ -236,9 +237,7 @@ Workload make_memnet() {
     c.add_double("max_grad_norm", 40.0, "gradient L2-norm clip (paper and Fathom: 40)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<MemNetModel>(c, device);
-  };
+  w.build = build_model<MemNetModel>;
   return w;
 }
 

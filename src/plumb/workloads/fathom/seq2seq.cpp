@@ -23,6 +23,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/clipped_update.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_data.h"
 
 namespace plumb::workloads {
@@ -356,9 +357,7 @@ Workload make_seq2seq() {
     c.add_double("max_grad_norm", 5.0, "global gradient-norm clip (Fathom: 5.0)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<Seq2SeqModel>(c, device);
-  };
+  w.build = build_model<Seq2SeqModel>;
   return w;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/model_builder.h"
 
 namespace plumb::workloads {
 namespace {
@@ -236,9 +237,7 @@ Workload make_speech() {
     c.add_double("lr", 0.01, "SGD learning rate (Fathom: 0.01)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<SpeechModel>(c, device);
-  };
+  w.build = build_model<SpeechModel>;
   return w;
 }
 

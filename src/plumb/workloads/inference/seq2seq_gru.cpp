@@ -28,6 +28,7 @@
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/beam_search.h"
 #include "plumb/workloads/common/clipped_update.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_data.h"
 #include "plumb/workloads/common/token_data.h"
 
@@ -381,9 +382,7 @@ Workload make_seq2seq_gru() {
     c.add_int("beam", 5, "beam width in inference (GroundHog default; papers state none)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<RnnSearchModel>(c, device);
-  };
+  w.build = build_model<RnnSearchModel>;
   return w;
 }
 

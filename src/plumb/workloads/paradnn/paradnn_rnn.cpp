@@ -43,6 +43,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/token_data.h"
 #include "plumb/workloads/paradnn/paradnn_common.h"
 
@@ -251,9 +252,7 @@ Workload make_paradnn_rnn() {
     add_paradnn_optimizer_keys(c);
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<ParaRnnModel>(c, device);
-  };
+  w.build = build_model<ParaRnnModel>;
   return w;
 }
 

@@ -31,6 +31,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/detection_ops.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/resnet.h"
 #include "plumb/workloads/common/synthetic_data.h"
 
@@ -468,9 +469,7 @@ Workload make_retinanet() {
     c.add_int("detections", 100, "detections per image (TPU reference: 100)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<RetinaNetModel>(c, device);
-  };
+  w.build = build_model<RetinaNetModel>;
   return w;
 }
 

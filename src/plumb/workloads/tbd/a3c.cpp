@@ -46,6 +46,7 @@
 
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/layers.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_env.h"
 
 namespace plumb::workloads {
@@ -377,9 +378,7 @@ Workload make_a3c() {
     c.add_double("eps", 0.1, "shared RMSProp epsilon, under the square root (paper: 0.1)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<A3cModel>(c, device);
-  };
+  w.build = build_model<A3cModel>;
   return w;
 }
 

@@ -29,6 +29,7 @@
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/beam_search.h"
 #include "plumb/workloads/common/clipped_update.h"
+#include "plumb/workloads/common/model_builder.h"
 #include "plumb/workloads/common/synthetic_data.h"
 #include "plumb/workloads/common/token_data.h"
 
@@ -361,9 +362,7 @@ Workload make_gnmt() {
     c.add_double("length_penalty", 1.0, "GNMT length penalty weight (nmt iwslt15: 1.0)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<NmtModel>(c, device);
-  };
+  w.build = build_model<NmtModel>;
   return w;
 }
 

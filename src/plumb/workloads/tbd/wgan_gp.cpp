@@ -40,6 +40,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/layers.h"
+#include "plumb/workloads/common/model_builder.h"
 
 namespace plumb::workloads {
 namespace {
@@ -361,9 +362,7 @@ Workload make_wgan_gp() {
     c.add_double("beta2", 0.9, "Adam beta2 (paper: 0.9)");
     return c;
   };
-  w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    return std::make_unique<WganGpModel>(c, device);
-  };
+  w.build = build_model<WganGpModel>;
   return w;
 }
 
