@@ -20,6 +20,20 @@ namespace F = torch::nn::functional;
 
 }  // namespace
 
+DecoderSpec llama_style_spec() {
+  DecoderSpec s;
+  s.rms_norm = true;
+  s.norm_eps = 1e-5;
+  s.rotary = true;
+  s.rope_theta = 10000;
+  s.swiglu = true;
+  s.bias = false;
+  s.tied = false;
+  s.dropout = 0;
+  s.init_std = 0.02;
+  return s;
+}
+
 TransformerShape decoder_shape(const DecoderSpec& s) {
   TransformerShape shape;
   shape.layers = s.layers;

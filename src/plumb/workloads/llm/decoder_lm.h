@@ -50,6 +50,10 @@ struct DecoderSpec {
   int64_t head_dim() const { return d_model / heads; }
 };
 
+// Llama's block choices (RMSNorm eps 1e-5, rotary positions at theta 10,000, SwiGLU, no biases,
+// untied, N(0, 0.02)) with no dimensions yet: llama and paradnn_transformer start from it.
+DecoderSpec llama_style_spec();
+
 // The spec's dimensions for the cost model (transformer_shape.h).
 TransformerShape decoder_shape(const DecoderSpec& spec);
 

@@ -55,7 +55,7 @@ const LlamaPreset& llama_preset(const std::string& name) {
 
 DecoderSpec llama_spec(const Config& c) {
   const LlamaPreset& p = llama_preset(c.get_string("preset"));
-  DecoderSpec s;
+  DecoderSpec s = llama_style_spec();
   s.layers = preset_or(c, "layers", p.layers);
   s.d_model = preset_or(c, "d_model", p.d_model);
   s.heads = preset_or(c, "heads", p.heads);
@@ -63,15 +63,9 @@ DecoderSpec llama_spec(const Config& c) {
   s.ffn = preset_or(c, "ffn", p.ffn);
   s.vocab = preset_or(c, "vocab", p.vocab);
   s.context = preset_or(c, "context", p.context);
-  s.rms_norm = true;
-  s.norm_eps = 1e-5;
-  s.rotary = true;
   s.rope_theta = preset_or(c, "rope_theta", p.rope_theta);
-  s.swiglu = true;
-  s.bias = false;
   const std::string& tie = c.get_string("tied");
   s.tied = tie == "preset" ? p.tied : tie == "yes";
-  s.init_std = 0.02;
   return s;
 }
 

@@ -31,7 +31,7 @@ namespace plumb::workloads {
 namespace {
 
 DecoderSpec paradnn_transformer_spec(const Config& c) {
-  DecoderSpec s;
+  DecoderSpec s = llama_style_spec();
   s.layers = c.get_int("layers");
   s.d_model = c.get_int("d_model");
   s.heads = c.get_int("heads");
@@ -39,14 +39,6 @@ DecoderSpec paradnn_transformer_spec(const Config& c) {
   s.ffn = c.get_int("ffn");
   s.vocab = c.get_int("vocab");
   s.context = c.get_int("context") + c.get_int("gen");  // the longest sequence a step feeds
-  s.rms_norm = true;
-  s.norm_eps = 1e-5;
-  s.rotary = true;
-  s.rope_theta = 10000;
-  s.swiglu = true;
-  s.bias = false;
-  s.tied = false;
-  s.init_std = 0.02;
   return s;
 }
 
