@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/mode.h"
+#include "plumb/platform/environment.h"
+#include "plumb/run/run_result.h"
 #include "plumb/store/results_store.h"
 
 namespace plumb::testing {

@@ -11,6 +11,9 @@
 
 #include "plumb/analysis/comparison_inputs.h"
 #include "plumb/core/errors.h"
+#include "plumb/profile/profiler.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/run_record.h"
 #include "stored_runs.h"
 
 namespace plumb::analysis {

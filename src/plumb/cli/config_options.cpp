@@ -14,7 +14,10 @@ void add_config_options(CLI::App& cmd, ConfigOverrides& o, BatchOption batch) {
           o.batch_given = true;
         },
         "Mini-batch size (default: the workload's published one)");
-  cmd.add_option("--set", o.sets, "Override a config key: --set key=value (repeatable)")
+  // Config values are numbers or names, never lists, so a comma only separates settings.
+  cmd.add_option("--set", o.sets,
+                 "Override config keys: --set key=value[,key=value...] (repeatable)")
+      ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
