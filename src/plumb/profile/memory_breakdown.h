@@ -43,12 +43,14 @@ enum class MemoryCategory {
   kFeatureMaps,
   kWorkspace,
   kInput,
-  kKvCache,
-  kOther
+  kOther,
+  // Last, so that the categories before it keep their positions (CategoryBytes arrays written
+  // before it existed read the same).
+  kKvCache
 };
 inline constexpr size_t kMemoryCategoryCount = 8;
-// "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "kv_cache",
-// "other"
+// "weights", "gradients", "optimizer_state", "feature_maps", "workspace", "input", "other",
+// "kv_cache"
 const char* category_key(MemoryCategory category);
 MemoryCategory category_at(size_t index);
 using CategoryBytes = std::array<int64_t, kMemoryCategoryCount>;
