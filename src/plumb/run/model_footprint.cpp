@@ -28,6 +28,12 @@ double weight_bytes_per_parameter(Dtype dtype) {
   }
 }
 
+// The cache holds keys and values as the model computes them: half precision under bf16 autocast
+// and in fp16, fp32 otherwise (int8 quantizes weights, not activations' cache).
+double kv_element_bytes(Dtype dtype) {
+  return dtype == Dtype::kBf16 || dtype == Dtype::kFp16 ? 2 : 4;
+}
+
 int64_t config_int_or(const Config& config, const char* key, int64_t fallback) {
   return config.has(key) ? config.get_int(key) : fallback;
 }
@@ -45,8 +51,8 @@ std::optional<ModelFootprint> transformer_footprint(const Workload& workload, co
   } else if (shape.causal) {
     const int64_t positions =
         config_int_or(o.config, "prompt", 0) + config_int_or(o.config, "gen", 0);
-    footprint.kv_cache = kv_cache_bytes(shape, o.config.get_int("batch"), positions,
-                                        o.dtype == Dtype::kFp16 ? 2 : 4);
+    footprint.kv_cache =
+        kv_cache_bytes(shape, o.config.get_int("batch"), positions, kv_element_bytes(o.dtype));
   }
   return footprint;
 }
