@@ -5,11 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <numeric>
 
-#include "fake_workload.h"
+#include "fake_generative.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/generation.h"
 #include "plumb/core/transformer_shape.h"
@@ -19,75 +17,16 @@
 #include "plumb/store/record_json.h"
 #include "plumb/store/results_store.h"
 #include "plumb/store/run_record.h"
+#include "scratch_dir.h"
 
 namespace plumb {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr int64_t kVocab = 5, kWidth = 4;
-
-// Logits from a linear layer over the cache's latest position; the cache holds prompt + gen
-// positions, allocated once at prefill.
-class FakeGenerativeModel : public Model, public GenerativeModel {
- public:
-  FakeGenerativeModel(int64_t batch, int64_t prompt, int64_t gen)
-      : shape_{batch, prompt, gen}, net_(torch::nn::Linear(kWidth, kVocab)) {}
-
-  torch::nn::Module& module() override { return *net_; }
-  Batch make_batch() override {
-    return {{torch::randint(kVocab, {shape_.batch, shape_.prompt}, torch::kLong)},
-            static_cast<double>(shape_.batch * shape_.gen)};
-  }
-  double train_step(const Batch&) override {
-    return net_->forward(torch::ones({1, kWidth})).sum().item<double>();
-  }
-  double infer_step(const Batch& batch) override {
-    generate(*this, batch, torch::Device(torch::kCPU));
-    return last_logits().sum().item<double>();
-  }
-
-  GenerationShape generation_shape() const override { return shape_; }
-  torch::Tensor prefill(const Batch& batch) override {
-    cache_ = torch::zeros({shape_.batch, shape_.prompt + shape_.gen, kWidth});  // [B, P+G, W]
-    cache_.narrow(1, 0, shape_.prompt)
-        .copy_(batch.tensors[0].unsqueeze(2).expand({-1, -1, kWidth}).to(torch::kFloat));
-    position_ = shape_.prompt;
-    ++prefills_;
-    return next_token();
-  }
-  torch::Tensor decode(const torch::Tensor& tokens) override {
-    cache_.narrow(1, position_, 1).copy_(tokens.view({-1, 1, 1}).expand({-1, 1, kWidth}));
-    ++position_;
-    return next_token();
-  }
-  torch::Tensor last_logits() const override { return logits_; }
-  int64_t kv_cache_bytes() const override {
-    return cache_.defined() ? cache_.numel() * static_cast<int64_t>(cache_.element_size()) : 0;
-  }
-
-  const torch::Tensor& cache() const { return cache_; }
-  int prefills() const { return prefills_; }
-
- private:
-  torch::Tensor next_token() {
-    logits_ = net_->forward(cache_.select(1, position_ - 1));  // [B, V]
-    return logits_.argmax(1);                                  // [B]
-  }
-  GenerationShape shape_;
-  torch::nn::Linear net_;
-  torch::Tensor cache_, logits_;
-  int64_t position_ = 0;
-  int prefills_ = 0;
-};
+using testing::FakeGenerativeModel;
+using testing::kFakeLmWidth;
 
 Workload fake_generative_workload(int64_t prompt, int64_t gen) {
-  Workload w = testing::test_workload_shell("fake_lm", "a scripted generative model", 2);
-  w.info.throughput_unit = "tokens/s";
-  w.build = [prompt, gen](const Config& c, const torch::Device&) -> std::unique_ptr<Model> {
-    return std::make_unique<FakeGenerativeModel>(c.get_int("batch"), prompt, gen);
-  };
-  return w;
+  return testing::fake_generative_workload("fake_lm", /*batch=*/2, prompt, gen);
 }
 
 run::RunOptions infer_options(const Workload& w) {
@@ -115,7 +54,7 @@ TEST(Generation, PrefillThenGenMinusOneDecodesMakeGenTokensInOneCache) {
   EXPECT_DOUBLE_EQ(trace.total_s(),
                    std::accumulate(trace.decode_s.begin(), trace.decode_s.end(), trace.prefill_s));
   // The cache held every position: the tokens fed back sit at positions P .. P+G-2.
-  EXPECT_EQ(model.kv_cache_bytes(), 3 * (4 + 5) * kWidth * 4);
+  EXPECT_EQ(model.kv_cache_bytes(), 3 * (4 + 5) * kFakeLmWidth * 4);
   EXPECT_TRUE(model.cache()
                   .narrow(1, 4, 4)
                   .select(2, 0)
@@ -151,16 +90,7 @@ TEST(Generation, TpotIsTheMeanDecodeCallOfEachStep) {
   EXPECT_DOUBLE_EQ(g.decode_tokens_per_s, 2 / 0.2);        // one token per request per call
 }
 
-class GenerationRunTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "plumb_generation.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class GenerationRunTest : public testing::ScratchDirTest {};
 
 TEST_F(GenerationRunTest, EveryStepIsItsTtftPlusItsDecodesAndTheStoreKeepsThem) {
   const Workload w = fake_generative_workload(/*prompt=*/6, /*gen=*/4);
@@ -172,7 +102,7 @@ TEST_F(GenerationRunTest, EveryStepIsItsTtftPlusItsDecodesAndTheStoreKeepsThem) 
   EXPECT_EQ(g.batch, 2);
   EXPECT_EQ(g.prompt, 6);
   EXPECT_EQ(g.gen, 4);
-  EXPECT_EQ(g.kv_cache_bytes, 2 * (6 + 4) * kWidth * 4);
+  EXPECT_EQ(g.kv_cache_bytes, 2 * (6 + 4) * kFakeLmWidth * 4);
   ASSERT_EQ(g.ttft_s.size(), r.samples_s.size());
   ASSERT_EQ(g.decode_s.size(), 3 * r.samples_s.size());
   for (size_t i = 0; i < r.samples_s.size(); ++i)

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "cli_fixture.h"
-#include "fake_workload.h"
+#include "fake_generative.h"
 #include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/phase_profile.h"
 #include "plumb/analysis/roofline.h"
@@ -29,18 +29,20 @@
 #include "plumb/profile/profiler.h"
 #include "plumb/store/results_store.h"
 #include "plumb/workloads/all_workloads.h"
+#include "scratch_dir.h"
 
 namespace plumb {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The cache's width per position: K and V of one layer of 2 KV heads of 2 dimensions (the
-// TransformerShape of kPhaseShape below).
-constexpr int64_t kPhaseWidth = 8;
-constexpr int64_t kPhaseIn = 32, kPhaseOut = 24;  // prefill's own matmul: [B*P, In] x [In, Out]
+using testing::kFakeLmPrefillIn;
+using testing::kFakeLmPrefillOut;
+using testing::kFakeLmWidth;
 constexpr int64_t kPhaseBatch = 2, kPhasePrompt = 6, kPhaseGen = 4;
 
+// The fake's cache per position (kFakeLmWidth floats) as a TransformerShape counts it: K and V
+// of one layer of 2 KV heads of 2 dimensions.
 TransformerShape phase_fake_shape() {
   TransformerShape s;
   s.layers = 1;
@@ -49,76 +51,8 @@ TransformerShape phase_fake_shape() {
   return s;
 }
 
-class PhaseFakeModel : public Model, public GenerativeModel {
- public:
-  PhaseFakeModel()
-      : proj_(torch::nn::Linear(kPhaseWidth, kPhaseWidth)),
-        prefill_in_(torch::ones({kPhaseBatch * kPhasePrompt, kPhaseIn})),
-        prefill_weight_(torch::ones({kPhaseIn, kPhaseOut})) {}
-
-  torch::nn::Module& module() override { return *proj_; }
-  Batch make_batch() override {
-    return {{torch::randint(5, {kPhaseBatch, kPhasePrompt}, torch::kLong)},
-            static_cast<double>(kPhaseBatch * kPhaseGen)};
-  }
-  double train_step(const Batch&) override {
-    return proj_->forward(torch::ones({1, kPhaseWidth})).sum().item<double>();
-  }
-  double infer_step(const Batch& batch) override {
-    torch::NoGradGuard no_grad;
-    generate(*this, batch, torch::Device(torch::kCPU));
-    return 0;
-  }
-
-  GenerationShape generation_shape() const override {
-    return {kPhaseBatch, kPhasePrompt, kPhaseGen};
-  }
-  torch::Tensor prefill(const Batch& batch) override {
-    cache_ = torch::zeros({kPhaseBatch, kPhasePrompt + kPhaseGen, kPhaseWidth});  // [B, P+G, W]
-    cache_.narrow(1, 0, kPhasePrompt)
-        .copy_(batch.tensors[0].unsqueeze(2).expand({-1, -1, kPhaseWidth}).to(torch::kFloat));
-    position_ = kPhasePrompt;
-    torch::mm(prefill_in_, prefill_weight_);  // [B*P, Out]: prefill's work only
-    return next_token();
-  }
-  torch::Tensor decode(const torch::Tensor& tokens) override {
-    cache_.narrow(1, position_, 1)
-        .copy_(tokens.view({-1, 1, 1}).expand({-1, 1, kPhaseWidth}).to(torch::kFloat));
-    ++position_;
-    {
-      LayerScope scope("attn");
-      // As a model written for LibTorch 1.13 and 2.x attends: two matmuls and a softmax.
-      const auto q = cache_.select(1, position_ - 1).unsqueeze(1);              // [B, 1, W]
-      const auto kv = cache_.narrow(1, 0, position_);                           // [B, pos, W]
-      const auto p = torch::softmax(torch::matmul(q, kv.transpose(1, 2)), -1);  // [B, 1, pos]
-      torch::matmul(p, kv);                                                     // [B, 1, W]
-    }
-    return next_token();
-  }
-  torch::Tensor last_logits() const override { return logits_; }
-  int64_t kv_cache_bytes() const override {
-    return kPhaseBatch * (kPhasePrompt + kPhaseGen) * kPhaseWidth * 4;
-  }
-
- private:
-  torch::Tensor next_token() {
-    LayerScope scope("proj");
-    logits_ = proj_->forward(cache_.select(1, position_ - 1));  // [B, W]
-    return logits_.argmax(1);                                   // [B]
-  }
-  torch::nn::Linear proj_;
-  torch::Tensor prefill_in_, prefill_weight_, cache_, logits_;
-  int64_t position_ = 0;
-};
-
 Workload phase_fake_workload() {
-  Workload w =
-      testing::test_workload_shell("phase_fake_lm", "a scripted generative model", kPhaseBatch);
-  w.info.throughput_unit = "tokens/s";
-  w.build = [](const Config&, const torch::Device&) -> std::unique_ptr<Model> {
-    return std::make_unique<PhaseFakeModel>();
-  };
-  return w;
+  return testing::fake_generative_workload("phase_fake_lm", kPhaseBatch, kPhasePrompt, kPhaseGen);
 }
 
 run::RunOptions phase_infer_options(const Workload& w) {
@@ -170,7 +104,7 @@ TEST(PhaseProfile, EachPhaseIsTimedWithItsCalls) {
 
 TEST(PhaseProfile, OperatorsAreAttributedToThePhaseThatRanThem) {
   const auto& p = phase_fake_profile().profile;
-  const double prefill_macs = kPhaseBatch * kPhasePrompt * kPhaseIn * kPhaseOut;
+  const double prefill_macs = kPhaseBatch * kPhasePrompt * kFakeLmPrefillIn * kFakeLmPrefillOut;
   bool prefill_mm = false;
   for (const auto& op : p.ops) {
     const bool is_prefill_mm = op.name == "aten::mm" && op.macs == prefill_macs;
@@ -185,7 +119,7 @@ TEST(PhaseProfile, OperatorsAreAttributedToThePhaseThatRanThem) {
   }
   EXPECT_TRUE(prefill_mm);
   // The linear layer runs once per call of each phase: B x W x W MACs each.
-  const double proj_macs = kPhaseBatch * kPhaseWidth * kPhaseWidth;
+  const double proj_macs = kPhaseBatch * kFakeLmWidth * kFakeLmWidth;
   EXPECT_DOUBLE_EQ(phase_sum(p, Phase::kPrefill, "proj", &profile::OpStat::macs), proj_macs);
   EXPECT_DOUBLE_EQ(phase_sum(p, Phase::kDecode, "proj", &profile::OpStat::macs),
                    (kPhaseGen - 1) * proj_macs);
@@ -201,11 +135,11 @@ TEST(PhaseProfile, DecodeBytesCountTheWeightsAndTheKvCacheRead) {
            phase_sum(p, Phase::kDecode, layer, &profile::OpStat::bytes_written);
   };
   // A [B, W] x [W, W] linear reads its whole weight and bias each call.
-  EXPECT_GE(bytes("proj") / calls, (kPhaseWidth * kPhaseWidth + kPhaseWidth) * 4.0);
+  EXPECT_GE(bytes("proj") / calls, (kFakeLmWidth * kFakeLmWidth + kFakeLmWidth) * 4.0);
   // Attention reads the keys and values of every position so far, each decode call.
   double kv_read = 0;
   for (int64_t pos = kPhasePrompt + 1; pos < kPhasePrompt + kPhaseGen; ++pos)
-    kv_read += 2.0 * kPhaseBatch * pos * kPhaseWidth * 4;
+    kv_read += 2.0 * kPhaseBatch * pos * kFakeLmWidth * 4;
   EXPECT_GE(bytes("attn"), kv_read);
   EXPECT_GT(phase_sum(p, Phase::kDecode, "attn", &profile::OpStat::flops), 0);
 }
@@ -233,16 +167,7 @@ TEST(PhaseProfile, OnePhaseIsAProfileOfItsOwn) {
   EXPECT_THROW(analysis::phase_profile(plain, Phase::kPrefill), UsageError);
 }
 
-class PhaseStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "plumb_phases.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class PhaseStoreTest : public testing::ScratchDirTest {};
 
 TEST_F(PhaseStoreTest, PhaseRowsRoundTripAndTheReportsShowEachPhase) {
   const auto& r = phase_fake_profile();
@@ -304,13 +229,13 @@ TEST(PhaseMemory, TheKvCacheIsItsOwnCategoryWithItsBytesPerToken) {
   const auto& b = r.breakdown;
   const int64_t positions = kPhaseBatch * (kPhasePrompt + kPhaseGen);
   const auto kv = b.peak[static_cast<size_t>(profile::MemoryCategory::kKvCache)];
-  EXPECT_EQ(kv, positions * kPhaseWidth * 4);
+  EXPECT_EQ(kv, positions * kFakeLmWidth * 4);
   EXPECT_DOUBLE_EQ(static_cast<double>(kv),
                    kv_cache_bytes(phase_fake_shape(), kPhaseBatch, kPhasePrompt + kPhaseGen, 4));
   ASSERT_TRUE(b.generation);
   EXPECT_EQ(b.generation->declared_kv_cache_bytes, kv);
   EXPECT_EQ(b.generation->positions(), positions);
-  EXPECT_DOUBLE_EQ(profile::kv_cache_bytes_per_token(b), kPhaseWidth * 4.0);
+  EXPECT_DOUBLE_EQ(profile::kv_cache_bytes_per_token(b), kFakeLmWidth * 4.0);
   ASSERT_EQ(b.phases.size(), 2u);
   EXPECT_EQ(b.phases[0].phase, Phase::kPrefill);
   EXPECT_EQ(b.phases[0].calls, 1);
