@@ -173,6 +173,20 @@ Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dty
   return c;
 }
 
+LevelBandwidths level_bandwidths(const nlohmann::json& probe, const std::string& level,
+                                 int threads) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (probe.contains("bandwidth"))
+    for (const auto& l : probe.at("bandwidth").value("levels", nlohmann::json::array()))
+      if (l.at("level").get<std::string>() == level) rows.push_back(l);
+  const auto* row = row_for_threads(rows, threads);
+  if (row == nullptr)
+    throw UsageError(fmt::format(
+        "the probe measured no {} bandwidth; run plumb probe --refresh on this machine", level));
+  return {row->at("read").get<double>(), row->at("triad").get<double>(),
+          row->at("threads").get<int>()};
+}
+
 LayerTrafficResult layer_traffic(const profile::StepProfile& profile,
                                  const std::vector<ParameterSize>& parameters,
                                  const std::map<std::string, double>& layer_calls,

@@ -47,6 +47,18 @@ PeakKind parse_peak_kind(const std::string& text);  // "instruction" | "gemm"
 Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,
                              PeakKind kind);
 
+// One memory level's bandwidths (bytes/s) as the probe measured them at the largest thread
+// count not above `threads` (as ceilings_from_probe chooses): its read-only kernel and its
+// triad (the roof ceilings_from_probe uses).
+struct LevelBandwidths {
+  double read = 0;
+  double triad = 0;
+  int threads = 0;
+};
+// Throws UsageError when the probe measured no such level.
+LevelBandwidths level_bandwidths(const nlohmann::json& probe, const std::string& level,
+                                 int threads);
+
 // A model parameter: its full name ("layer1.0.conv1.weight") and element count.
 struct ParameterSize {
   std::string name;

@@ -301,7 +301,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "analyze",
       "ParaDnn's analyses of stored sweeps; Fathom's similarity of stored profiles; fusion "
-      "opportunities in stored operator graphs");
+      "opportunities in stored operator graphs; decode on the memory roof");
   cmd->require_subcommand(1);
   auto f = std::make_shared<AnalyzeFlags>();
   auto common = [f](CLI::App* sub) {
@@ -343,6 +343,7 @@ void add_analyze_command(CLI::App& app, int& exit_code) {
   roof->callback([f] { roofline(*f); });
   add_analyze_similarity_command(*cmd);
   add_analyze_fusion_command(*cmd, exit_code);
+  add_analyze_decode_command(*cmd, exit_code);
 }
 
 }  // namespace plumb::cli

@@ -18,6 +18,7 @@ void add_sweep_commands(CLI::App& app, int& exit_code);  // sweep, merge
 void add_analyze_command(CLI::App& app, int& exit_code);
 void add_analyze_similarity_command(CLI::App& analyze);              // analyze similarity
 void add_analyze_fusion_command(CLI::App& analyze, int& exit_code);  // analyze fusion
+void add_analyze_decode_command(CLI::App& analyze, int& exit_code);  // analyze decode
 void add_probe_command(CLI::App& app);
 void add_roofline_command(CLI::App& app, int& exit_code);
 void add_project_command(CLI::App& app);

@@ -10,9 +10,7 @@
 #include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
-namespace {
 
-// Runs, stores and returns the stored record (what --json prints is what export prints).
 store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options,
                                store::ResultsStore& db, const std::string& tag,
                                const run::ProgressFn& progress) {
@@ -34,8 +32,6 @@ store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options
   PLUMB_ASSERT(stored.has_value(), "run vanished right after it was stored");
   return *stored;
 }
-
-}  // namespace
 
 RunJobResult run_run_job(const RunJobOptions& o, const run::ProgressFn& progress) {
   auto db = store::ResultsStore::open(o.db);  // fail before minutes of measuring

@@ -30,6 +30,13 @@ struct RunJobResult {
   bool all_ok = true;  // every run's status is ok
 };
 
+// Runs one setting, stores it with its environment under `tag` and returns the stored record
+// as read back (what --json prints is what export prints). `progress` gets the run's
+// announcement, progress lines and warnings. plumb analyze decode runs its settings through it.
+store::StoredRun run_and_store(const Workload& workload, const run::RunOptions& options,
+                               store::ResultsStore& db, const std::string& tag,
+                               const run::ProgressFn& progress);
+
 // Opens the store before measuring (a bad --db fails before minutes of work). `progress` gets
 // each run's announcement, progress lines and warnings.
 RunJobResult run_run_job(const RunJobOptions& options, const run::ProgressFn& progress);

@@ -8,6 +8,7 @@
 
 #include "plumb/analysis/comparison_identity.h"
 #include "plumb/core/execution_settings.h"
+#include "plumb/report/decode_roof_chart.h"
 #include "plumb/report/report.h"
 #include "plumb/report/text_table.h"
 #include "plumb/report/vega_lite.h"
@@ -209,6 +210,7 @@ std::optional<Section> throughput_section(const ReportData& d) {
   if (auto c = latency_chart(runs)) s.blocks.push_back(*c);
   s.blocks.push_back(runs_table(runs));
   if (auto t = generation_table(runs)) s.blocks.push_back(*t);
+  if (auto c = decode_roof_chart(runs)) s.blocks.push_back(*c);
   return s;
 }
 
