@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "plumb/store/precision_records.h"
+#include "plumb/store/profile_records.h"
 #include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
