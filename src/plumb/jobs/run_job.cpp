@@ -7,6 +7,7 @@
 #include "plumb/core/mode.h"
 #include "plumb/core/precision.h"
 #include "plumb/platform/environment.h"
+#include "plumb/run/model_footprint.h"
 #include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
@@ -34,6 +35,10 @@ store::StoredRun run_and_store(const Workload& w, const run::RunOptions& options
 }
 
 RunJobResult run_run_job(const RunJobOptions& o, const run::ProgressFn& progress) {
+  // A model that cannot fit is refused before the store is touched (the runner checks again).
+  for (const auto& planned : o.plan)
+    if (planned.options.device == "cpu")
+      run::refuse_if_it_cannot_fit(*planned.workload, planned.options);
   auto db = store::ResultsStore::open(o.db);  // fail before minutes of measuring
   RunJobResult out;
   out.db_path = db->path();

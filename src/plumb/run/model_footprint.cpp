@@ -49,8 +49,10 @@ std::optional<ModelFootprint> transformer_footprint(const Workload& workload, co
   if (o.mode == Mode::kTrain) {
     footprint.training_state = parameters * 4 * 3;  // fp32 gradient, AdamW's two moments
   } else if (shape.causal) {
-    const int64_t positions =
-        config_int_or(o.config, "prompt", 0) + config_int_or(o.config, "gen", 0);
+    // The prompt's key: `prompt` (gpt2, llama), or `context` for ParaDnn's generator, whose
+    // context is the prompt it runs (llama's `context` is its limit, and it has `prompt`).
+    const int64_t prompt = config_int_or(o.config, "prompt", config_int_or(o.config, "context", 0));
+    const int64_t positions = prompt + config_int_or(o.config, "gen", 0);
     footprint.kv_cache =
         kv_cache_bytes(shape, o.config.get_int("batch"), positions, kv_element_bytes(o.dtype));
   }
