@@ -73,10 +73,13 @@ TEST_F(CliLlm, InfoCountsPrefillAndDecodePerTokenAtTheContextAsked) {
 TEST_F(CliLlm, PromptsBeyondTheContextGenZeroAndPresetsBeyondMemoryAreRefused) {
   const std::string run = std::string("run gpt2 --mode infer ") + kTinyGpt2 + " --db " + db();
   expect_usage_error(run + " --set gen=0", "gen");
-  // Llama-3-8B training holds 16 bytes per parameter: 128 GB, beyond any machine plumb's
-  // tests run on; refused from its dimensions before anything is built.
-  expect_usage_error("run llama --set preset=llama-3-8b --mode train --db " + db(),
-                     "needs at least");
+  // Llama-3-8B serving 1,000 requests of 8,192 positions holds a 2.1 TB KV cache (2 x 32 layers
+  // x 8 KV heads x 128 x 4 bytes per position): beyond any machine, whatever its memory;
+  // refused from its dimensions before anything is built.
+  expect_usage_error(
+      "run llama --set preset=llama-3-8b,prompt=8000,gen=192 --mode infer --batch 1000 --db " +
+          db(),
+      "needs at least");
   EXPECT_FALSE(fs::exists(db())) << "a refused run must not create a database";
   // The context is the model's own check, at build: the store is open by then, and empty.
   expect_usage_error(run + " --set prompt=14,gen=4", "18 positions exceed the context 16");
