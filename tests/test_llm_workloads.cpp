@@ -250,6 +250,11 @@ TEST(LlmUsage, SizesBeyondTheContextAreRefusedWithTheNumbers) {
             "lower prompt or gen");
   EXPECT_EQ(usage_error("gpt2", {"seq=2048"}),
             "gpt2: seq 2048 exceeds the context 1024 of preset small; lower seq");
+  // seq 0 (the default) follows a smaller context instead of refusing it: an inference run
+  // at positions=64 names no training length.
+  EXPECT_EQ(usage_error("gpt2", {"layers=1", "d_model=32", "heads=4", "vocab=97", "positions=64",
+                                 "prompt=16", "gen=8"}),
+            "");
   Config c = llm_workload("gpt2").default_config();
   try {
     c.apply_settings({"gen=0"});

@@ -123,7 +123,7 @@ void lm_update(torch::optim::AdamW& optimizer, const std::vector<torch::Tensor>&
   }
 }
 
-void add_lm_size_keys(Config& c, int64_t batch, const std::string& batch_doc, int64_t seq,
+void add_lm_size_keys(Config& c, int64_t batch, const std::string& batch_doc, int64_t seq_cap,
                       const std::string& seq_doc) {
   c.add_int("batch", batch, batch_doc);
   c.add_int("prompt", 128,
@@ -132,11 +132,14 @@ void add_lm_size_keys(Config& c, int64_t batch, const std::string& batch_doc, in
   c.add_int("gen", 64,
             "inference: output tokens per request, the first from the prefill, then gen - 1 "
             "decode iterations with the KV cache (greedy)");
-  c.add_int("seq", seq, seq_doc, 2);
+  c.add_int("seq", 0,
+            seq_doc + ", 0 = the model's context up to " + std::to_string(seq_cap) + " tokens", 0);
 }
 
-LmSizes lm_sizes(const Config& c) {
-  return {c.get_int("batch"), c.get_int("prompt"), c.get_int("gen"), c.get_int("seq")};
+LmSizes lm_sizes(const Config& c, int64_t context, int64_t seq_cap) {
+  const int64_t seq = c.get_int("seq");
+  return {c.get_int("batch"), c.get_int("prompt"), c.get_int("gen"),
+          seq > 0 ? seq : std::min(context, seq_cap)};
 }
 
 void check_lm_context(const std::string& workload, const LmSizes& s, int64_t context,
@@ -497,10 +500,10 @@ std::unique_ptr<Model> make_decoder_lm_model(const DecoderSpec& spec,
 }
 
 std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const DecoderSpec& spec,
-                                            const Config& c, double preset_lr,
+                                            const Config& c, double preset_lr, int64_t seq_cap,
                                             const torch::Device& device) {
   check_decoder_dims(workload, spec);
-  const LmSizes sizes = lm_sizes(c);
+  const LmSizes sizes = lm_sizes(c, spec.context, seq_cap);
   check_lm_context(
       workload, sizes, spec.context,
       "the context " + std::to_string(spec.context) + " of preset " + c.get_string("preset"));

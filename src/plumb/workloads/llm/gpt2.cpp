@@ -30,6 +30,9 @@
 namespace plumb::workloads {
 namespace {
 
+// GPT-2 trained on its whole 1024-token context.
+constexpr int64_t kGpt2TrainingSeq = 1024;
+
 struct Gpt2Preset {
   const char* name;
   int64_t layers, d_model, heads;
@@ -96,7 +99,7 @@ Workload make_gpt2() {
     add_lm_size_keys(c, 1,
                      "sequences (training) or requests decoded together (inference); GPT-2 "
                      "trained on batches of 512 sequences",
-                     1024, "training: tokens per sequence (GPT-2: the whole 1024-token context)");
+                     kGpt2TrainingSeq, "training: tokens per sequence (GPT-2 trained on its whole context)");
     c.add_choice("preset", "small", {"small", "medium", "large", "xl"},
                  "model size: small 124M, medium 355M, large 774M, xl 1.56B (paper Table 2)");
     c.add_int("layers", 0, "blocks, 0 = the preset's (12 / 24 / 36 / 48)", 0);
@@ -116,7 +119,7 @@ Workload make_gpt2() {
   w.transformer_shape = [](const Config& c) { return decoder_shape(gpt2_spec(c)); };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     return build_preset_decoder("gpt2", gpt2_spec(c), c, gpt2_preset(c.get_string("preset")).lr,
-                                device);
+                                kGpt2TrainingSeq, device);
   };
   return w;
 }

@@ -33,6 +33,9 @@
 namespace plumb::workloads {
 namespace {
 
+// TinyLlama trained on 2048-token sequences; longer contexts train on that too unless seq says.
+constexpr int64_t kLlamaTrainingSeq = 2048;
+
 struct LlamaPreset {
   const char* name;
   int64_t layers, d_model, heads, kv_heads, ffn, vocab, context;
@@ -98,7 +101,7 @@ Workload make_llama() {
     add_lm_size_keys(c, 1,
                      "sequences (training) or requests decoded together (inference); Llama 2 "
                      "trained on 4M-token batches",
-                     2048, "training: tokens per sequence (TinyLlama's 2048-token context)");
+                     kLlamaTrainingSeq, "training: tokens per sequence (TinyLlama trained on 2048)");
     c.add_choice("preset", "tinyllama-1.1b",
                  {"tinyllama-1.1b", "llama-3.2-1b", "llama-2-7b", "llama-3-8b"},
                  "model: tinyllama-1.1b (1.10B), llama-3.2-1b (1.24B, tied), llama-2-7b (6.74B), "
@@ -126,7 +129,7 @@ Workload make_llama() {
   w.transformer_shape = [](const Config& c) { return decoder_shape(llama_spec(c)); };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
     return build_preset_decoder("llama", llama_spec(c), c, llama_preset(c.get_string("preset")).lr,
-                                device);
+                                kLlamaTrainingSeq, device);
   };
   return w;
 }
