@@ -40,13 +40,10 @@ const std::vector<detail::ColumnOf<World>> kWorldColumns = {
 int64_t ResultsStore::save_dist_world(const StoredDistWorld& w) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, w.environment);
     detail::Row row;
-    const int64_t id = detail::write_columns(row, w, kWorldColumns)
-                           .text("status", run::status_name(w.status))
-                           .integer("environment_id", environment_id)
-                           .text("json", json_text(w.document))
-                           .insert_into(*db_, "dist_worlds");
+    row.text("status", run::status_name(w.status));
+    const int64_t id = detail::insert_documented_row(*db_, "dist_worlds", row, w, kWorldColumns,
+                                                     json_text(w.document));
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {
@@ -62,15 +59,10 @@ std::vector<StoredDistWorld> ResultsStore::load_dist_worlds() const {
     std::vector<StoredDistWorld> out;
     if (!detail::has_table(*db_, "dist_worlds")) return out;
     SQLite::Statement q(*db_,
-                        "SELECT d.*, e.json AS env_json FROM dist_worlds d JOIN environments e ON "
-                        "e.id = d.environment_id ORDER BY d.id");
+                        detail::select_with_environment("dist_worlds", "d") + " ORDER BY d.id");
     while (q.executeStep()) {
-      StoredDistWorld w;
-      w.id = q.getColumn("id").getInt64();
-      detail::read_columns(q, w, kWorldColumns);
+      auto w = detail::read_documented_row(q, kWorldColumns);
       w.status = detail::status_from_name(q.getColumn("status").getString());
-      w.environment = platform::environment_from_json(
-          nlohmann::json::parse(q.getColumn("env_json").getString()));
       w.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
       out.push_back(std::move(w));
     }

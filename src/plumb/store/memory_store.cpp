@@ -102,11 +102,9 @@ std::vector<StoredMemoryProfile> ResultsStore::load_memory_profiles(
     const std::string& group) const {
   return detail::guarded_read(path_, "memory profiles", [&]() -> std::vector<StoredMemoryProfile> {
     if (!detail::has_table(*db_, "memory_profiles")) return {};
-    SQLite::Statement q(*db_,
-                        "SELECT m.*, e.json AS env_json FROM memory_profiles m JOIN environments e "
-                        "ON e.id = m.environment_id" +
-                            std::string(group.empty() ? "" : " WHERE m.group_id = :g") +
-                            " ORDER BY m.id");
+    SQLite::Statement q(*db_, detail::select_with_environment("memory_profiles", "m") +
+                                  std::string(group.empty() ? "" : " WHERE m.group_id = :g") +
+                                  " ORDER BY m.id");
     if (!group.empty()) q.bind(":g", group);
     std::vector<StoredMemoryProfile> out;
     while (q.executeStep()) out.push_back(read_memory_row(q));

@@ -19,22 +19,15 @@ const std::vector<detail::ColumnOf<StoredProbe>> kProbeColumns = {
     {"seconds", &StoredProbe::seconds}};
 
 StoredProbe read_probe_row(const SQLite::Statement& st) {
-  StoredProbe p;
-  p.id = st.getColumn("id").getInt64();
-  detail::read_columns(st, p, kProbeColumns);
+  auto p = detail::read_documented_row(st, kProbeColumns);
   p.document = nlohmann::ordered_json::parse(st.getColumn("json").getString());
-  p.environment =
-      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
   return p;
 }
 
 std::vector<StoredProbe> query_probes(SQLite::Database& db, const std::string& where,
                                       const std::string& machine) {
   if (!detail::has_table(db, "probes")) return {};
-  SQLite::Statement q(db,
-                      "SELECT p.*, e.json AS env_json FROM probes p JOIN environments e ON "
-                      "e.id = p.environment_id " +
-                          where);
+  SQLite::Statement q(db, detail::select_with_environment("probes", "p") + " " + where);
   if (!machine.empty()) q.bind(":m", machine);
   std::vector<StoredProbe> out;
   while (q.executeStep()) out.push_back(read_probe_row(q));
@@ -46,12 +39,9 @@ std::vector<StoredProbe> query_probes(SQLite::Database& db, const std::string& w
 int64_t ResultsStore::save_probe(const StoredProbe& probe) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, probe.environment);
     detail::Row row;
-    const int64_t id = detail::write_columns(row, probe, kProbeColumns)
-                           .integer("environment_id", environment_id)
-                           .text("json", json_text(probe.document))
-                           .insert_into(*db_, "probes");
+    const int64_t id = detail::insert_documented_row(*db_, "probes", row, probe, kProbeColumns,
+                                                     json_text(probe.document));
     tx.commit();
     return id;
   } catch (const SQLite::Exception& e) {

@@ -152,11 +152,9 @@ std::vector<StoredProfile> ResultsStore::load_profiles(const std::string& group)
   return detail::guarded_read(path_, "profiles", [&]() -> std::vector<StoredProfile> {
     if (!detail::has_table(*db_, "profiles")) return {};
     SQLite::Transaction tx(*db_);
-    SQLite::Statement q(*db_,
-                        "SELECT p.*, e.json AS env_json FROM profiles p JOIN environments e ON "
-                        "e.id = p.environment_id" +
-                            std::string(group.empty() ? "" : " WHERE p.group_id = :g") +
-                            " ORDER BY p.id");
+    SQLite::Statement q(*db_, detail::select_with_environment("profiles", "p") +
+                                  std::string(group.empty() ? "" : " WHERE p.group_id = :g") +
+                                  " ORDER BY p.id");
     if (!group.empty()) q.bind(":g", group);
     std::vector<StoredProfile> out;
     while (q.executeStep()) out.push_back(read_profile_row(q));

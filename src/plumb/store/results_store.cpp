@@ -190,9 +190,7 @@ std::vector<StoredRun> read_runs(SQLite::Database& db, std::optional<int64_t> on
   SQLite::Transaction tx(db);
   const std::string where = only_id ? " WHERE r.id = :id" : "";
   SQLite::Statement runs(db,
-                         "SELECT r.*, e.json AS env_json FROM runs r JOIN environments e ON "
-                         "e.id = r.environment_id" +
-                             where + " ORDER BY r.id");
+                         detail::select_with_environment("runs", "r") + where + " ORDER BY r.id");
   if (only_id) runs.bind(":id", *only_id);
   std::vector<StoredRun> out;
   std::map<int64_t, size_t> index_of;

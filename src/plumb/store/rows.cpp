@@ -149,8 +149,19 @@ void read_record_columns(const SQLite::Statement& st, store::StoredRecord& r) {
   if (has_result_column(st, "dtype")) r.dtype = stored_dtype(st.getColumn("dtype").getString());
   r.tag = st.getColumn("tag").getString();
   r.config = nlohmann::ordered_json::parse(st.getColumn("config_json").getString());
-  r.environment =
-      platform::environment_from_json(nlohmann::json::parse(st.getColumn("env_json").getString()));
+  r.environment = joined_environment(st);
+}
+
+std::string select_with_environment(const char* table, const char* alias) {
+  return fmt::format(
+      "SELECT {1}.*, e.json AS env_json FROM {0} {1} JOIN environments e ON e.id = "
+      "{1}.environment_id",
+      table, alias);
+}
+
+platform::Environment joined_environment(const SQLite::Statement& st) {
+  return platform::environment_from_json(
+      nlohmann::json::parse(st.getColumn("env_json").getString()));
 }
 
 std::string measured_run(const run::RunResult& result) {

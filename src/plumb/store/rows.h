@@ -187,6 +187,40 @@ void read_columns(const SQLite::Statement& st, R& record, const std::vector<Colu
         column.member);
 }
 
+// "SELECT <alias>.*, e.json AS env_json FROM <table> <alias> JOIN environments e ON e.id =
+// <alias>.environment_id": a record table's rows with their environment (read back with
+// joined_environment); the caller adds WHERE and ORDER BY.
+std::string select_with_environment(const char* table, const char* alias);
+
+// The environment of a row of that join (its env_json column).
+platform::Environment joined_environment(const SQLite::Statement& st);
+
+// The tables that keep a record as its own columns, its environment and one JSON document
+// (probes, dist_worlds, serve_sessions, tune_sessions) write and read a row the same way.
+// Inserts one: the columns already in `row`, the record's `columns`, its environment (shared
+// when identical) and `document`; returns the row's id. The caller holds the transaction.
+template <class R>
+int64_t insert_documented_row(SQLite::Database& db, const char* table, Row& row, const R& record,
+                              const std::vector<ColumnOf<R>>& columns,
+                              const std::string& document) {
+  const int64_t environment_id = save_environment(db, record.environment);
+  return write_columns(row, record, columns)
+      .integer("environment_id", environment_id)
+      .text("json", document)
+      .insert_into(db, table);
+}
+
+// One row of such a table read with select_with_environment: its id, `columns` and
+// environment; the caller reads the document (column json).
+template <class R>
+R read_documented_row(const SQLite::Statement& st, const std::vector<ColumnOf<R>>& columns) {
+  R record;
+  record.id = st.getColumn("id").getInt64();
+  read_columns(st, record, columns);
+  record.environment = joined_environment(st);
+  return record;
+}
+
 // Whether a query's result has `column` (a file of an older schema read without upgrading
 // lacks the columns later versions added).
 bool has_result_column(const SQLite::Statement& st, const char* column);

@@ -80,13 +80,10 @@ void ResultsStore::save_serve_session(StoredServeSession& s,
   PLUMB_ASSERT(queries.size() == s.measurements.size(), "one query list per measurement");
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, s.environment);
     detail::Row session_row;
-    const int64_t id = detail::write_columns(session_row, s, kSessionColumns)
-                           .text("status", run::status_name(s.status))
-                           .integer("environment_id", environment_id)
-                           .text("json", json_text(s.document))
-                           .insert_into(*db_, "serve_sessions");
+    session_row.text("status", run::status_name(s.status));
+    const int64_t id = detail::insert_documented_row(*db_, "serve_sessions", session_row, s,
+                                                     kSessionColumns, json_text(s.document));
     for (size_t i = 0; i < s.measurements.size(); ++i) {
       auto& m = s.measurements[i];
       detail::Row row;
@@ -106,16 +103,11 @@ std::vector<StoredServeSession> ResultsStore::load_serve_sessions() const {
     std::vector<StoredServeSession> out;
     if (!detail::has_table(*db_, "serve_sessions")) return out;
     SQLite::Statement q(*db_,
-                        "SELECT s.*, e.json AS env_json FROM serve_sessions s JOIN environments e "
-                        "ON e.id = s.environment_id ORDER BY s.id");
+                        detail::select_with_environment("serve_sessions", "s") + " ORDER BY s.id");
     SQLite::Statement m(*db_, "SELECT * FROM serve_measurements WHERE session_id = ? ORDER BY id");
     while (q.executeStep()) {
-      StoredServeSession s;
-      s.id = q.getColumn("id").getInt64();
-      detail::read_columns(q, s, kSessionColumns);
+      auto s = detail::read_documented_row(q, kSessionColumns);
       s.status = detail::status_from_name(q.getColumn("status").getString());
-      s.environment = platform::environment_from_json(
-          nlohmann::json::parse(q.getColumn("env_json").getString()));
       s.document = nlohmann::ordered_json::parse(q.getColumn("json").getString());
       m.bind(1, s.id);
       while (m.executeStep()) s.measurements.push_back(read_measurement(m));

@@ -31,12 +31,9 @@ const std::vector<detail::ColumnOf<Tune>> kTuneColumns = {{"started_at", &Tune::
 void ResultsStore::save_tune_session(StoredTuneSession& s) {
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t environment_id = detail::save_environment(*db_, s.environment);
     detail::Row row;
-    s.id = detail::write_columns(row, s, kTuneColumns)
-               .integer("environment_id", environment_id)
-               .text("json", json_text(nlohmann::ordered_json(s.result)))
-               .insert_into(*db_, "tune_sessions");
+    s.id = detail::insert_documented_row(*db_, "tune_sessions", row, s, kTuneColumns,
+                                         json_text(nlohmann::ordered_json(s.result)));
     tx.commit();
   } catch (const SQLite::Exception& e) {
     detail::rethrow_save_error(
@@ -51,14 +48,9 @@ std::vector<StoredTuneSession> ResultsStore::load_tune_sessions() const {
     std::vector<StoredTuneSession> out;
     if (!detail::has_table(*db_, "tune_sessions")) return out;
     SQLite::Statement q(*db_,
-                        "SELECT t.*, e.json AS env_json FROM tune_sessions t JOIN environments e "
-                        "ON e.id = t.environment_id ORDER BY t.id");
+                        detail::select_with_environment("tune_sessions", "t") + " ORDER BY t.id");
     while (q.executeStep()) {
-      StoredTuneSession s;
-      s.id = q.getColumn("id").getInt64();
-      detail::read_columns(q, s, kTuneColumns);
-      s.environment = platform::environment_from_json(
-          nlohmann::json::parse(q.getColumn("env_json").getString()));
+      auto s = detail::read_documented_row(q, kTuneColumns);
       s.result = nlohmann::ordered_json::parse(q.getColumn("json").getString()).get<TuneResult>();
       out.push_back(std::move(s));
     }
