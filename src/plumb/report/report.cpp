@@ -28,8 +28,12 @@ std::string utc_now() {
 
 }  // namespace
 
+std::string tag_suffix(const std::string& tag) {
+  return tag.empty() ? "" : " [" + tag + "]";
+}
+
 std::string record_label(const store::StoredRecord& record) {
-  return record.workload + " " + record.mode + (record.tag.empty() ? "" : " [" + record.tag + "]");
+  return record.workload + " " + record.mode + tag_suffix(record.tag);
 }
 
 ReportData load_report_data(const store::ResultsStore& store) {

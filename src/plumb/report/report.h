@@ -97,7 +97,18 @@ std::vector<Record> newest_per_key(const std::vector<Record>& records, KeyFn key
   return out;
 }
 
+// " [tag]" after a label, or nothing for an untagged record: how every label names its tag.
+std::string tag_suffix(const std::string& tag);
+
 // "resnet50 train" / "resnet50 infer" (+ " [tag]" when tagged): how a record is labelled.
 std::string record_label(const store::StoredRecord& record);
+
+// "resnet50 infer b8 t4" (+ " [tag]"): a setting in the charts of records that keep their
+// workload, mode, batch, threads and tag (tune sessions, precision comparisons).
+template <typename Record>
+std::string setting_label(const Record& r) {
+  return r.workload + " " + r.mode + " b" + std::to_string(r.batch) + " t" +
+         std::to_string(r.threads) + tag_suffix(r.tag);
+}
 
 }  // namespace plumb::report

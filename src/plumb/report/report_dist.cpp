@@ -20,7 +20,7 @@ using vl::json;
 // "resnet50 b4/worker, link 1gbit" (+ " [tag]"): one line of the scaling chart.
 std::string series_label(const store::StoredDistWorld& w) {
   return fmt::format("{} b{}/worker, link {}{}{}", w.workload, w.batch_per_worker, w.link,
-                     w.overlap ? "" : ", no overlap", w.tag.empty() ? "" : " [" + w.tag + "]");
+                     w.overlap ? "" : ", no overlap", tag_suffix(w.tag));
 }
 
 // The newest world per (series, workers), ok ones only.

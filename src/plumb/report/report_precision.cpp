@@ -16,11 +16,6 @@ namespace {
 
 using vl::json;
 
-std::string setting_label(const store::PrecisionComparisonRecord& p) {
-  return fmt::format("{} {} b{} t{}{}", p.workload, p.mode, p.batch, p.threads,
-                     p.tag.empty() ? "" : " [" + p.tag + "]");
-}
-
 std::string dtype_label(const store::PrecisionComparisonRecord& p) {
   std::string label = dtype_name(p.dtype);
   if (p.memory_format != "contiguous") label += " " + p.memory_format;

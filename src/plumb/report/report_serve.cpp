@@ -19,7 +19,7 @@ using vl::json;
 // "dlrm fp32, p99" (+ " [tag]"): one curve.
 std::string series_label(const store::StoredServeSession& s) {
   return fmt::format("{} {}, p{:g} <= {:g} ms{}", s.workload, s.dtype, 100 * s.percentile,
-                     1e3 * s.bound_s, s.tag.empty() ? "" : " [" + s.tag + "]");
+                     1e3 * s.bound_s, tag_suffix(s.tag));
 }
 
 std::string ms_text(double seconds) {

@@ -27,7 +27,7 @@ std::string run_label(const store::StoredRun& r) {
   if (r.engine != engine_name(defaults.engine)) precision += " " + r.engine;
   if (r.heap != heap_policy_name(defaults.heap)) precision += " heap " + r.heap;
   return fmt::format("{} b{} t{}{}{}", r.workload, r.batch, r.threads, precision,
-                     r.tag.empty() ? "" : " [" + r.tag + "]");
+                     tag_suffix(r.tag));
 }
 
 Chart step_time_chart(const std::vector<store::StoredRun>& runs) {

@@ -112,7 +112,7 @@ std::optional<Chart> train_vs_infer_chart(const std::vector<store::StoredProfile
     if (modes.count("train") == 0 || modes.count("infer") == 0) continue;
     const auto m = analysis::compare_modes(modes.at("train")->result.profile,
                                            modes.at("infer")->result.profile);
-    const std::string label = key.first + (key.second.empty() ? "" : " [" + key.second + "]");
+    const std::string label = key.first + tag_suffix(key.second);
     for (const auto& [category, shares] : m.category_share) {
       values.push_back({{"workload", label},
                         {"mode", "train"},
@@ -165,8 +165,8 @@ std::optional<Chart> thread_scaling_chart(const ReportData& d) {
       threads.push_back(t);
       steps.push_back(p->result.profile);
     }
-    const std::string label = std::get<0>(key) + " " + std::get<1>(key) +
-                              (std::get<2>(key).empty() ? "" : " [" + std::get<2>(key) + "]");
+    const std::string label =
+        std::get<0>(key) + " " + std::get<1>(key) + tag_suffix(std::get<2>(key));
     for (const auto& fit : analysis::thread_scaling(threads, steps))
       for (size_t i = 0; i < fit.threads.size(); ++i)
         values.push_back({{"profile", label},

@@ -17,15 +17,10 @@ namespace {
 
 using vl::json;
 
-std::string label(const store::StoredTuneSession& s) {
-  return fmt::format("{} {} b{} t{}{}", s.workload, s.mode, s.batch, s.threads,
-                     s.tag.empty() ? "" : " [" + s.tag + "]");
-}
-
 Chart speedup_chart(const std::vector<store::StoredTuneSession>& sessions) {
   json values = json::array();
   for (const auto& s : sessions)
-    values.push_back({{"setting", label(s)},
+    values.push_back({{"setting", setting_label(s)},
                       {"best", s.result.best_setting()},
                       {"speedup", s.speedup},
                       {"low", s.speedup_low},
@@ -60,7 +55,7 @@ Chart contribution_chart(const std::vector<store::StoredTuneSession>& sessions) 
     for (const auto& c : s.result.final_runs->contributions) {
       const double removed = c.removed_from_best;
       if (!std::isfinite(removed) || !(removed > 0)) continue;
-      values.push_back({{"setting", label(s)},
+      values.push_back({{"setting", setting_label(s)},
                         {"change", fmt::format("{}: {} -> {}", c.factor, c.stock, c.best)},
                         {"worth", 1 / removed}});
     }
