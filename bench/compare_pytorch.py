@@ -10,13 +10,14 @@ Usage: /usr/bin/python3 bench/compare_pytorch.py [--plumb build/plumb] [--rounds
 """
 import argparse
 import json
-import math
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from bench_stats import fmt, geometric_interval
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # CPU-sized batches: large enough that a step is not dominated by per-op overhead, small enough
@@ -39,21 +40,6 @@ parser.add_argument("--memory-format", default="contiguous", choices=["contiguou
 parser.add_argument("--batch", type=int, default=0, help="one batch for every model (0: per model)")
 args = parser.parse_args()
 db = os.path.join(tempfile.mkdtemp(prefix="plumb_bench_"), "bench.db")
-
-
-# Two-sided 95% Student-t quantiles by degrees of freedom (python3-scipy is not a dependency).
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
-
-
-def geometric_interval(ratios):
-    """Geometric mean of per-round ratios and its 95% t-interval (log scale), or Nones."""
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), None, None
-    half = T975[min(len(logs) - 2, len(T975) - 1)] * statistics.stdev(logs) / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
 torch_env = dict(os.environ)
@@ -84,10 +70,6 @@ def run_pytorch(model, mode, batch, dtype, warmup, iters):
                           "--warmup", str(warmup), "--iters", str(iters)],
                          check=True, capture_output=True, text=True, env=torch_env).stdout
     return json.loads(out.strip().splitlines()[-1])
-
-
-def fmt(x):
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 rows = []
