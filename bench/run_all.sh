@@ -12,6 +12,8 @@ else
     tee "$out/blas_threading.txt"
 fi
 bash bench/run_pytorch_compare.sh --rounds 5 | tee "$out/pytorch_compare.txt"
+bash bench/compare_llm_pytorch.sh --rounds 3 | tee "$out/llm_pytorch_compare.txt"
+/usr/bin/python3 bench/linear_gemv.py | tee "$out/linear_gemv.txt"
 /usr/bin/python3 bench/heap_layout.py --layouts 32 | tee "$out/heap_layout.txt"
 ./build/bench/plumb_bench_observer_overhead resnet50 train 8 2 10 3 | tee "$out/observer_overhead.txt"
 ./build/bench/plumb_bench_observer_overhead seq2seq train 8 2 10 3 | tee -a "$out/observer_overhead.txt"
