@@ -170,7 +170,8 @@ print(f"\nlowest median ratio: {worst:.3f} ({'meets' if worst >= 1.0 else 'below
 mean_context = args.prompt + args.gen // 2
 _, _, decode_mean = per_token(mean_context)
 triad = dram_triad()
-print(f"\ndecode bytes/token at the mean context {mean_context}: {decode_mean['bytes'] / 2**20:.1f} MiB "
+print(f"\ndecode bytes/token at the mean context {mean_context}: "
+      f"{decode_mean['bytes'] / 2**20:.1f} MiB "
       f"(weights {decode_mean['weight_bytes'] / 2**20:.1f} MiB, KV read "
       f"{decode_mean['kv_read_bytes'] / 2**20:.2f} MiB); probe DRAM triad "
       + (f"{triad / 1e9:.2f} GB/s (median of 3 quick probes)" if triad else "n/a"))

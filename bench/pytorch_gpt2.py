@@ -150,7 +150,8 @@ def matrix_flops(call):
     2 per multiply-add; plumb info counts the same products)."""
     with torch.profiler.profile(with_flops=True) as prof:
         call()
-    return sum(e.flops for e in prof.key_averages() if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
+    products = ("aten::mm", "aten::addmm", "aten::bmm")
+    return sum(e.flops for e in prof.key_averages() if e.key in products)
 
 
 def decode_bytes_per_token(model, batch, context):
@@ -161,7 +162,8 @@ def decode_bytes_per_token(model, batch, context):
     params = sum(nbytes(p) for p in model.parameters())
     pos = model.wpe.weight
     weights = params - nbytes(pos) + nbytes(pos[0])
-    per_position = sum(nbytes(b.k_cache[:, :, 0]) + nbytes(b.v_cache[:, :, 0]) for b in model.blocks)
+    per_position = sum(nbytes(b.k_cache[:, :, 0]) + nbytes(b.v_cache[:, :, 0])
+                       for b in model.blocks)  # keys and values of one position, every layer
     return (weights + per_position * (context + 1)) / batch
 
 
