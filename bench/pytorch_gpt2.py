@@ -13,6 +13,8 @@ Run as a script it times `warmup` + `iters` generations (plumb's runner's counts
 bench/compare_llm_pytorch.py) and prints one JSON line: every TTFT and decode call, the
 parameter count, the cache's bytes, and one prefill's and one decode's matrix FLOPs (from
 torch.profiler) and bytes (from the tensors it reads) to check against `plumb info`.
+--profile also prints torch.profiler's operator table of one generation's decode calls;
+--gemv runs a batch-1 decode's products as GEMV (see GEMV below), a diagnostic of the kernel.
 """
 import argparse
 import json
