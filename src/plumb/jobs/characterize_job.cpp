@@ -10,6 +10,7 @@
 #include "plumb/analysis/similarity_inputs.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/kill_point.h"
+#include "plumb/core/mode.h"
 #include "plumb/jobs/characterize_measure.h"
 #include "plumb/jobs/emulated_precisions.h"
 #include "plumb/report/text_table.h"
@@ -21,7 +22,8 @@ namespace {
 using CharacterizeClock = std::chrono::steady_clock;
 
 // Measures the items not stored yet; returns how many failed.
-int measure_characterize_todo(const std::vector<CharacterizeItem>& items,
+int measure_characterize_todo(const CharacterizeJobOptions& job,
+                              const std::vector<CharacterizeItem>& items,
                               const std::vector<run::RunOptions>& options,
                               const std::vector<size_t>& todo, const CharacterizeBudget& budget,
                               const std::string& tag, store::ResultsStore& db,
@@ -39,7 +41,7 @@ int measure_characterize_todo(const std::vector<CharacterizeItem>& items,
                                  : report::format_duration(elapsed / static_cast<double>(n) *
                                                            static_cast<double>(todo.size() - n)));
     kill_point("characterize-item");
-    if (!measure_item(item, options[todo[n]], budget, tag, db, stored, references)) {
+    if (!measure_item(job, item, options[todo[n]], budget, tag, db, stored, references)) {
       ++failed;
       std::cerr << "  " << item.label() << ": failed (stored with its status)\n";
     }
@@ -75,6 +77,8 @@ void add_characterize_bounds(CharacterizeWorkload& s,
     if (p.result.status != run::RunStatus::kOk || p.result.profile.ops.empty()) continue;
     const auto ceilings = analysis::profile_ceilings(p, probes);
     s.bounds[mode] = analysis::bound_finding(p.result.profile, ceilings ? &*ceilings : nullptr);
+    auto phases = characterize_phases(p, probes);
+    if (!phases.empty()) s.phases[mode] = std::move(phases);
   }
 }
 
@@ -91,7 +95,11 @@ void read_characterize_pass(const store::ResultsStore& db, const CharacterizeJob
       by_workload[r.workload].unsupported.push_back(r);
   }
   for (const auto& p : db.load_profiles(tag)) by_workload[p.workload].profiles[p.mode] = p;
-  for (const auto& m : db.load_memory_profiles(tag)) by_workload[m.workload].memory = m;
+  for (const auto& m : db.load_memory_profiles(tag)) {
+    auto& s = by_workload[m.workload];
+    if (!s.memory || m.mode == mode_name(Mode::kTrain)) s.memory = m;
+    if (auto kv = characterize_kv_cache(m)) s.kv_cache = kv;
+  }
   for (const auto& c : db.load_precision_comparisons())
     if (c.tag == tag) by_workload[c.workload].precisions.push_back(c);
   for (const auto& u : still_untimed(db.load_untimed_precisions(), runs, tag))
@@ -108,6 +116,7 @@ void read_characterize_pass(const store::ResultsStore& db, const CharacterizeJob
     auto& s = by_workload[w->info.name];
     s.workload = w->info.name;
     add_characterize_bounds(s, probes);
+    s.decode = characterize_decode(runs, w->info.name, characterize_decode_tag(tag), probes);
     result.workloads.push_back(std::move(s));
   }
   result.cross_set = characterize_cross_set_views(db, tag, options.workloads, options.threads);
@@ -123,8 +132,11 @@ CharacterizeResult run_characterize_job(const CharacterizeJobOptions& options) {
   const auto budget = characterize_budget(options);
   std::vector<Dtype> dtypes = options.dtypes;
   // Every item's options are checked before the first measurement starts.
-  for (const auto& item : plan_items(options.workloads, dtypes))
-    item_options(options, budget, item);
+  for (const auto& item : plan_items(options.workloads, dtypes, options.size)) {
+    const auto o = item_options(options, budget, item);
+    if (item.kind == "decode")
+      check_decode_roofline(decode_item_options(options, item, o, result.tag));
+  }
 
   auto db = store::ResultsStore::open(options.db);
   result.db_path = db->path();
@@ -137,7 +149,7 @@ CharacterizeResult run_characterize_job(const CharacterizeJobOptions& options) {
     leave_emulated_precisions_untimed(
         *db, dtypes, names, {result.tag, options.name, options.size, options.db, options.threads});
   }
-  const auto items = plan_items(options.workloads, dtypes);
+  const auto items = plan_items(options.workloads, dtypes, options.size);
   std::vector<run::RunOptions> item_runs;
   for (const auto& item : items) item_runs.push_back(item_options(options, budget, item));
   StoredItems stored = read_stored_items(*db, result.tag);
@@ -153,7 +165,7 @@ CharacterizeResult run_characterize_job(const CharacterizeJobOptions& options) {
       options.name, options.workloads.size(), options.threads, items.size(), result.already_stored,
       todo.size());
   result.failed =
-      measure_characterize_todo(items, item_runs, todo, budget, result.tag, *db, stored);
+      measure_characterize_todo(options, items, item_runs, todo, budget, result.tag, *db, stored);
   read_characterize_pass(*db, options, result);
   return result;
 }

@@ -14,6 +14,7 @@
 
 #include "plumb/analysis/similarity.h"
 #include "plumb/analysis/workload_findings.h"
+#include "plumb/jobs/characterize_generation.h"
 #include "plumb/jobs/characterize_plan.h"
 #include "plumb/store/precision_records.h"
 #include "plumb/store/profile_records.h"
@@ -30,7 +31,12 @@ struct CharacterizeWorkload {
   std::map<std::string, store::StoredProfile> profiles;  // mode -> profile
   // mode -> what bounds the profiled step, for the profiles with status ok and operators
   std::map<std::string, analysis::BoundFinding> bounds;
+  // A generation step's phases (prefill, decode), per mode, each with what bounds it.
+  std::map<std::string, std::vector<CharacterizePhase>> phases;
+  // The training step's memory mix where the workload trains, else inference's.
   std::optional<store::StoredMemoryProfile> memory;
+  std::optional<CharacterizeKvCache> kv_cache;  // of a generative inference memory pass
+  std::optional<CharacterizeDecode> decode;     // the decode roofline item's runs and fit
   std::vector<store::PrecisionComparisonRecord> precisions;
   std::vector<store::StoredRun> unsupported;     // precisions this CPU or LibTorch cannot run
   std::vector<store::UntimedPrecision> untimed;  // left untimed by a quick pass, with why

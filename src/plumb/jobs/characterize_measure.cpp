@@ -1,8 +1,12 @@
 // plumb characterize's measure step (see characterize_measure.h).
 #include "plumb/jobs/characterize_measure.h"
 
+#include <cmath>
 #include <iostream>
 
+#include <fmt/format.h>
+
+#include "plumb/jobs/decode_roofline_job.h"
 #include "plumb/jobs/precision_measure.h"
 #include "plumb/jobs/stored_or_fresh_profile.h"
 #include "plumb/platform/environment.h"
@@ -38,9 +42,10 @@ bool measure_precision_item(const CharacterizeItem& item, const run::RunOptions&
 
 }  // namespace
 
-bool measure_item(const CharacterizeItem& item, const run::RunOptions& o,
-                  const CharacterizeBudget& budget, const std::string& tag, store::ResultsStore& db,
-                  StoredItems& stored, Fp32References& references) {
+bool measure_item(const CharacterizeJobOptions& job, const CharacterizeItem& item,
+                  const run::RunOptions& o, const CharacterizeBudget& budget,
+                  const std::string& tag, store::ResultsStore& db, StoredItems& stored,
+                  Fp32References& references) {
   const Workload& w = *item.workload;
   const auto progress = [](const std::string& line) { std::cerr << "  " << line << '\n'; };
   const auto env = platform::capture_environment(o.threads, o.device);
@@ -62,6 +67,15 @@ bool measure_item(const CharacterizeItem& item, const run::RunOptions& o,
     const auto m = profile::profile_memory(w, o, profile::MemoryOptions{});
     db.save_memory_profile(o, m, env, tag, tag);
     return m.status == run::RunStatus::kOk;
+  }
+  if (item.kind == "decode") {
+    auto decode = decode_item_options(job, item, o, tag);
+    decode.db = db.path();
+    const auto r = run_decode_roofline(decode, progress);
+    if (r.fit && std::isfinite(r.fit->bytes_per_s))
+      progress(fmt::format("decode roof: {:.2f} GB/s (R^2 {:.3f}), {:.0f}% of DRAM triad",
+                           r.fit->bytes_per_s / 1e9, r.fit->r_squared, 100 * r.fit_triad_fraction));
+    return r.all_ok;
   }
   return measure_precision_item(item, o, tag, db, stored, references);
 }

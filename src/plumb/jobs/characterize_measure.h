@@ -1,5 +1,6 @@
 // plumb characterize's measure step: one item of the pass measured and stored the moment it
-// finishes, tagged with the pass; a precision against the pass's stored fp32 inference run.
+// finishes, tagged with the pass; a precision against the pass's stored fp32 inference run; a
+// decode roofline as plumb analyze decode measures it.
 #pragma once
 
 #include <map>
@@ -16,9 +17,11 @@ using Fp32References = std::map<std::string, run::Fp32Reference>;
 
 // Measures one item and stores it; false when it failed (stored with its status). `stored` is
 // what the store holds for the pass, kept current: an fp32 inference run joins it as the
-// reference of the workload's precisions.
-bool measure_item(const CharacterizeItem& item, const run::RunOptions& options,
-                  const CharacterizeBudget& budget, const std::string& tag, store::ResultsStore& db,
-                  StoredItems& stored, Fp32References& references);
+// reference of the workload's precisions. A decode item runs plumb analyze decode's sweep over
+// its sizes (decode_item_options) on the same database.
+bool measure_item(const CharacterizeJobOptions& job, const CharacterizeItem& item,
+                  const run::RunOptions& options, const CharacterizeBudget& budget,
+                  const std::string& tag, store::ResultsStore& db, StoredItems& stored,
+                  Fp32References& references);
 
 }  // namespace plumb::jobs

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/text.h"
+#include "plumb/core/transformer_shape.h"
 #include "plumb/store/precision_records.h"
 #include "plumb/store/profile_records.h"
 #include "plumb/store/run_record.h"
@@ -17,6 +19,11 @@ std::string characterize_item_key(const std::string& workload, const char* kind,
   return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
 }
 
+// A causal transformer generates in inference (prefill, then decode); an encoder does not.
+bool characterize_generates(const Workload& w) {
+  return w.transformer_shape && w.transformer_shape(w.default_config()).causal;
+}
+
 }  // namespace
 
 std::string CharacterizeItem::key() const {
@@ -25,14 +32,36 @@ std::string CharacterizeItem::key() const {
 }
 
 std::string CharacterizeItem::label() const {
-  return fmt::format("{} {} {}{}", workload->info.name, kind, mode_name(mode),
-                     dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(dtype));
+  if (kind == "decode")
+    return fmt::format("{} decode roofline (3 sizes at batch 1)", workload->info.name);
+  return fmt::format("{} {} {}{}{}", workload->info.name, kind, mode_name(mode),
+                     dtype == Dtype::kFp32 ? "" : std::string(" ") + dtype_name(dtype),
+                     phases ? " (prefill and decode)" : "");
+}
+
+std::string characterize_decode_tag(const std::string& tag) {
+  return tag + "/decode";
+}
+
+std::vector<std::vector<std::string>> characterize_decode_sizes(const Workload& w,
+                                                                const std::string& size) {
+  if (!characterize_generates(w)) return {};
+  const auto presets = default_decode_sizes(w);
+  if (presets.size() < 3) return {};
+  Config largest = w.default_config();
+  largest.apply_settings(presets.back());
+  const double fp32_bytes =
+      4.0 * static_cast<double>(parameter_count(w.transformer_shape(largest)));
+  if (fp32_bytes > kCharacterizeDecodeMaxWeightBytes) return {};
+  if (size != "tiny") return presets;
+  return {{"layers=1"}, {"layers=2"}, {"layers=3"}};
 }
 
 StoredItems read_stored_items(const store::ResultsStore& db, const std::string& tag) {
   StoredItems s;
   std::map<int64_t, store::StoredRun> precision_runs;
-  for (auto& r : db.load_runs(/*with_samples=*/false)) {
+  const auto runs = db.load_runs(/*with_samples=*/false);
+  for (const auto& r : runs) {
     if (r.tag != tag) continue;
     if (r.dtype == Dtype::kFp32) {
       s.done.insert(characterize_item_key(r.workload, "run", r.mode, "fp32"));
@@ -56,6 +85,13 @@ StoredItems read_stored_items(const store::ResultsStore& db, const std::string& 
     s.done.insert(characterize_item_key(p.workload, "profile", p.mode, "fp32"));
   for (const auto& m : db.load_memory_profiles(tag))
     s.done.insert(characterize_item_key(m.workload, "memory", m.mode, "fp32"));
+  // A decode item is done when each of its three sizes has a run stored (a failed one too,
+  // like any failed item); a sweep killed before its last size resumes at the sizes left.
+  const std::string decode_tag = characterize_decode_tag(tag);
+  for (const auto& r : runs)
+    if (r.tag == decode_tag) ++s.decode_runs[r.workload];
+  for (const auto& [workload, n] : s.decode_runs)
+    if (n >= 3) s.done.insert(characterize_item_key(workload, "decode", "infer", "fp32"));
   return s;
 }
 
@@ -84,23 +120,51 @@ run::RunOptions item_options(const CharacterizeJobOptions& options,
   if (item.kind == "profile" || item.kind == "memory")
     o.max_warmup_s =
         std::min(budget.max_warmup, 3.0);  // the timed run already found the steady step
+  if (item.kind == "decode") o.config.set_int("batch", 1);
   run::validate_options(o);
   return o;
 }
 
+DecodeRooflineOptions decode_item_options(const CharacterizeJobOptions& options,
+                                          const CharacterizeItem& item, const run::RunOptions& base,
+                                          const std::string& tag) {
+  const Workload& w = *item.workload;
+  DecodeRooflineOptions d;
+  d.workload = &w;
+  d.base = base;
+  d.sweep = DecodeSweep::kSizes;
+  d.sizes = characterize_decode_sizes(w, options.size);
+  if (options.quick || options.size == "tiny") {
+    d.prompt = base.config.get_int("prompt");
+    d.gen = base.config.get_int("gen");
+  }
+  d.reuse_stored = true;
+  d.db = options.db;
+  d.tag = characterize_decode_tag(tag);
+  d.probe.max_threads = options.threads;
+  return d;
+}
+
 std::vector<CharacterizeItem> plan_items(const std::vector<const Workload*>& workloads,
-                                         const std::vector<Dtype>& dtypes) {
+                                         const std::vector<Dtype>& dtypes,
+                                         const std::string& size) {
   std::vector<CharacterizeItem> items;
   for (const Workload* w : workloads) {
+    const bool generates = characterize_generates(*w);
     std::vector<Mode> modes;
     if (w->info.train_by_default) modes.push_back(Mode::kTrain);
     modes.push_back(Mode::kInfer);
     for (Mode m : modes) items.push_back({w, "run", m, Dtype::kFp32});
-    for (Mode m : modes) items.push_back({w, "profile", m, Dtype::kFp32});
+    for (Mode m : modes)
+      items.push_back({w, "profile", m, Dtype::kFp32, generates && m == Mode::kInfer});
     // A training step's mix where the workload trains (gradients, optimizer state), else
-    // inference's.
+    // inference's; a generative workload's inference mix too, for its KV cache.
     items.push_back({w, "memory", modes.front(), Dtype::kFp32});
+    if (generates && modes.front() != Mode::kInfer)
+      items.push_back({w, "memory", Mode::kInfer, Dtype::kFp32});
     for (Dtype d : dtypes) items.push_back({w, "precision", Mode::kInfer, d});
+    if (!characterize_decode_sizes(*w, size).empty())
+      items.push_back({w, "decode", Mode::kInfer, Dtype::kFp32});
   }
   return items;
 }

@@ -2,10 +2,12 @@
 #include "plumb/jobs/characterize_report.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/core/generation.h"
 #include "plumb/core/json_number.h"
 #include "plumb/core/ratio_interval.h"
 #include "plumb/core/text.h"
@@ -59,6 +61,46 @@ json characterize_bound_json(const analysis::BoundFinding& finding) {
           {"sentence", finding.sentence}};
 }
 
+// A generative run's two phases: time to first token, time per output token, both rates.
+json characterize_generation_json(const run::GenerationTimes& g) {
+  return {{"batch", g.batch},
+          {"prompt", g.prompt},
+          {"gen", g.gen},
+          {"ttft_s", json_number(g.ttft.mean)},
+          {"tpot_s", json_number(g.tpot.mean)},
+          {"prefill_tokens_per_s", json_number(g.prefill_tokens_per_s)},
+          {"decode_tokens_per_s", json_number(g.decode_tokens_per_s)},
+          {"kv_cache_bytes", json_number(g.kv_cache_bytes)}};
+}
+
+json characterize_phases_json(const std::vector<CharacterizePhase>& phases) {
+  json out = json::array();
+  for (const auto& p : phases)
+    out.push_back({{"phase", phase_name(p.time.phase)},
+                   {"calls", json_number(p.time.calls)},
+                   {"seconds", json_number(p.time.seconds)},
+                   {"per_call_s", json_number(p.time.per_call_s())},
+                   {"bound", characterize_bound_json(p.bound)}});
+  return out;
+}
+
+json characterize_decode_json(const CharacterizeDecode& d) {
+  json points = json::array();
+  for (const auto& p : d.points)
+    points.push_back({{"size", p.size},
+                      {"run_id", p.run_id},
+                      {"bytes_per_token", json_number(p.bytes_per_token)},
+                      {"tpot_s", json_number(p.tpot_s)},
+                      {"tokens_per_s", json_number(p.tokens_per_s)}});
+  json fit = nullptr;
+  if (d.fit)
+    fit = {{"bytes_per_s", json_number(d.fit->bytes_per_s)},
+           {"overhead_s", json_number(d.fit->overhead_s)},
+           {"r_squared", json_number(d.fit->r_squared)},
+           {"triad_fraction", d.triad_fraction > 0 ? json_number(d.triad_fraction) : nullptr}};
+  return {{"points", points}, {"fit", fit}};
+}
+
 void add_runs_and_profiles_json(const CharacterizeWorkload& s, json& j) {
   for (const char* mode : {"train", "infer"}) {
     const auto it = s.runs.find(mode);
@@ -68,6 +110,7 @@ void add_runs_and_profiles_json(const CharacterizeWorkload& s, json& j) {
                        {"status", run::status_name(r.status)},
                        {"throughput", json_number(r.throughput)},
                        {"unit", r.throughput_unit}};
+    if (r.generation) j["runs"][mode]["generation"] = characterize_generation_json(*r.generation);
   }
   for (const auto& [mode, p] : s.profiles) {
     j["profiles"][mode] = {{"profile_id", p.id},
@@ -76,11 +119,21 @@ void add_runs_and_profiles_json(const CharacterizeWorkload& s, json& j) {
     const auto bound = s.bounds.find(mode);
     if (bound != s.bounds.end())
       j["profiles"][mode]["bound"] = characterize_bound_json(bound->second);
+    const auto phases = s.phases.find(mode);
+    if (phases != s.phases.end())
+      j["profiles"][mode]["phases"] = characterize_phases_json(phases->second);
   }
   if (s.memory)
     j["memory"] = {{"memory_id", s.memory->id},
+                   {"mode", s.memory->mode},
                    {"status", run::status_name(s.memory->result.status)},
                    {"total_peak_bytes", s.memory->result.breakdown.total_peak}};
+  if (s.kv_cache)
+    j["kv_cache"] = {{"memory_id", s.kv_cache->memory_id},
+                     {"bytes", s.kv_cache->bytes},
+                     {"bytes_per_token", json_number(s.kv_cache->bytes_per_token)},
+                     {"share_of_peak", json_number(s.kv_cache->share_of_peak)}};
+  if (s.decode) j["decode"] = characterize_decode_json(*s.decode);
 }
 
 void add_precisions_and_tuning_json(const CharacterizeWorkload& s, json& j) {
@@ -172,6 +225,57 @@ void print_characterize_untimed(const CharacterizeResult& r, std::ostream& out) 
         commands.size() > 1 ? fmt::format(" (and {} more workloads)", commands.size() - 1) : "");
 }
 
+// The generative workloads' inference runs: each phase's time and rate, and the KV cache.
+void print_characterize_generation(const CharacterizeResult& r, std::ostream& out) {
+  report::TextTable t({"generation (infer)", "prompt+gen", "TTFT", "TPOT", "prefill tokens/s",
+                       "decode tokens/s", "KV cache"});
+  bool any = false;
+  for (const auto& s : r.workloads) {
+    const auto it = s.runs.find("infer");
+    if (it == s.runs.end() || !it->second.result.generation ||
+        it->second.result.status != run::RunStatus::kOk)
+      continue;
+    const auto& g = *it->second.result.generation;
+    any = true;
+    t.add_row({s.workload, fmt::format("{}+{} x{}", g.prompt, g.gen, g.batch),
+               report::format_seconds(g.ttft.mean),
+               g.gen > 1 ? report::format_seconds(g.tpot.mean) : "-",
+               report::format_number(g.prefill_tokens_per_s, 1),
+               g.gen > 1 ? report::format_number(g.decode_tokens_per_s, 1) : "-",
+               s.kv_cache ? fmt::format("{} ({}/token)", report::format_bytes(s.kv_cache->bytes),
+                                        report::format_bytes(s.kv_cache->bytes_per_token))
+                          : report::format_bytes(g.kv_cache_bytes)});
+  }
+  if (!any) return;
+  out << '\n';
+  t.print(out);
+}
+
+// Decode on the memory roof: each size's rate against the bytes a token reads, and the fit.
+void print_characterize_decode(const CharacterizeResult& r, std::ostream& out) {
+  for (const auto& s : r.workloads) {
+    if (!s.decode) continue;
+    std::vector<std::string> points;
+    for (const auto& p : s.decode->points)
+      points.push_back(fmt::format("{} {} tokens/s at {}/token", p.size,
+                                   report::format_number(p.tokens_per_s, 1),
+                                   report::format_bytes(p.bytes_per_token)));
+    out << fmt::format("\n{} decode at batch 1: {}", s.workload, join(points, "; "));
+    const auto& fit = s.decode->fit;
+    if (fit && std::isfinite(fit->bytes_per_s))
+      out << fmt::format(".\n  fitted roof: TPOT = {} + bytes / {:.2f} GB/s (R^2 {:.3f}){}",
+                         report::format_seconds(fit->overhead_s), fit->bytes_per_s / 1e9,
+                         fit->r_squared,
+                         s.decode->triad_fraction > 0
+                             ? fmt::format(", {} of the probe's DRAM triad ceiling",
+                                           report::format_percent(s.decode->triad_fraction, 0))
+                             : std::string());
+    else if (fit)
+      out << ".\n  no roof fits: the time per token does not grow with the bytes over these sizes";
+    out << '\n';
+  }
+}
+
 void print_characterize_cross_set(const CharacterizeCrossSet& c, std::ostream& out) {
   const size_t shown = std::min<size_t>(c.vectors.features.size(), 7);
   std::vector<std::string> header = {c.mode + ": share of operator time"};
@@ -224,8 +328,18 @@ void print_characterize(const CharacterizeResult& r, std::ostream& out) {
   for (const auto& s : r.workloads) any_bound = any_bound || !s.bounds.empty();
   if (any_bound) out << "\nwhat bounds each profiled step:\n";
   for (const auto& s : r.workloads)
-    for (const auto& [mode, finding] : s.bounds)
+    for (const auto& [mode, finding] : s.bounds) {
       out << "  " << fmt::format("{} {}: {}", s.workload, mode, finding.sentence) << '\n';
+      const auto phases = s.phases.find(mode);
+      if (phases == s.phases.end()) continue;
+      for (const auto& p : phases->second)
+        out << "    "
+            << fmt::format("{} ({} per call): {}", phase_name(p.time.phase),
+                           report::format_seconds(p.time.per_call_s()), p.bound.sentence)
+            << '\n';
+    }
+  print_characterize_generation(r, out);
+  print_characterize_decode(r, out);
   for (const auto& c : r.cross_set) print_characterize_cross_set(c, out);
   out << fmt::format(
       "\nstored under '{}' in {}: plumb report --db {} draws every workload's profile, "

@@ -300,6 +300,10 @@ std::vector<std::vector<std::string>> default_decode_sizes(const Workload& workl
   return out;
 }
 
+void check_decode_roofline(const DecodeRooflineOptions& options) {
+  plan_decode_runs(options);
+}
+
 DecodeRooflineResult run_decode_roofline(const DecodeRooflineOptions& o,
                                          const run::ProgressFn& progress) {
   PLUMB_ASSERT(o.workload != nullptr, "analyze decode needs a workload");

@@ -118,4 +118,8 @@ struct DecodeRooflineResult {
 DecodeRooflineResult run_decode_roofline(const DecodeRooflineOptions& options,
                                          const run::ProgressFn& progress);
 
+// The same checks alone, measuring and storing nothing (plumb characterize checks its decode
+// item with every other item before the first one runs).
+void check_decode_roofline(const DecodeRooflineOptions& options);
+
 }  // namespace plumb::jobs
