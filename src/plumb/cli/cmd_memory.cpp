@@ -4,8 +4,7 @@
 // largest batch whose step fits a budget: predicted from the fit, searched by measuring, and
 // verified by running it under that limit. The work is jobs/memory_job.h, the output
 // jobs/memory_report.h.
-#include <iostream>
-#include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,12 +13,12 @@
 #include "plumb/cli/byte_size.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/execution_settings.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/memory_job.h"
 #include "plumb/jobs/memory_report.h"
 #include "plumb/profile/memory_profiler.h"
@@ -31,6 +30,7 @@ namespace plumb::cli {
 namespace {
 
 struct MemoryFlags {
+  std::string workload;
   MeasureFlags measure;  // mode, threads, device, precision, engine, heap, seed, db, tag, json
   std::string batches;   // "" = the workload's default batch
   std::string memory_limit;
@@ -38,11 +38,11 @@ struct MemoryFlags {
   size_t top = 10;
   bool rss_check = false;  // --heap return, named for what it is for here
   std::string phase;       // of a generation: prefill, decode or both
+  ConfigOverrides overrides;
 };
 
-void declare_memory_options(CLI::App& cmd, std::string& name, MemoryFlags& flags,
-                            ConfigOverrides& overrides) {
-  cmd.add_option("workload", name, "Workload name (see plumb list)")->required();
+void declare_memory_options(CLI::App& cmd, MemoryFlags& flags) {
+  cmd.add_option("workload", flags.workload, "Workload name (see plumb list)")->required();
   cmd.add_option("--mode", flags.measure.mode, "train or infer")->capture_default_str();
   cmd.add_option("--batch", flags.batches,
                  "Batch sizes, e.g. 1,2,4,8 (default: the workload's published batch)");
@@ -64,15 +64,14 @@ void declare_memory_options(CLI::App& cmd, std::string& name, MemoryFlags& flags
                          "plumb tracks LibTorch's CPU allocator, and a model on a GPU keeps its "
                          "tensors in the CUDA allocator (plumb dist --device cuda reports a GPU "
                          "worker's peak memory)");
-  add_config_options(cmd, overrides, BatchOption::kNone);
+  add_config_options(cmd, flags.overrides, BatchOption::kNone);
 }
 
 // Bad values fail before anything is measured.
-jobs::MemoryJobOptions memory_job_options(const std::string& name, MemoryFlags& flags,
-                                          const ConfigOverrides& overrides) {
-  const Workload& w = workloads::default_registry().get(name);
+jobs::MemoryJobOptions memory_job_options(MemoryFlags& flags) {
+  const Workload& w = workloads::default_registry().get(flags.workload);
   const Mode mode = parse_mode(flags.measure.mode);
-  const Config config = resolve_config(w, overrides);
+  const Config config = resolve_config(w, flags.overrides);
   jobs::MemoryJobOptions job;
   job.phase = parse_phase_option(flags.phase, w, config, {mode});
   job.batches = {static_cast<int>(config.get_int("batch"))};
@@ -97,22 +96,16 @@ jobs::MemoryJobOptions memory_job_options(const std::string& name, MemoryFlags& 
 }  // namespace
 
 void add_memory_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "memory", "Where a step's bytes go: weights, gradients, optimizer state, feature maps ...");
-  auto name = std::make_shared<std::string>();
-  auto flags = std::make_shared<MemoryFlags>();
-  auto overrides = std::make_shared<ConfigOverrides>();
-  declare_memory_options(*cmd, *name, *flags, *overrides);
-  cmd->callback([name, flags, overrides, &exit_code] {
-    const auto result =
-        jobs::run_memory_job(memory_job_options(*name, *flags, *overrides),
-                             [](const std::string& line) { std::cerr << line << '\n'; });
-    if (!result.all_ok) exit_code = 1;
-    if (flags->measure.json)
-      std::cout << json_text(jobs::memory_json(result, flags->top), 2) << '\n';
-    else
-      jobs::print_memory(std::cout, result, flags->top);
-  });
+  add_job_command<MemoryFlags>(
+      app, "memory",
+      "Where a step's bytes go: weights, gradients, optimizer state, feature maps ...",
+      declare_memory_options, [&exit_code](MemoryFlags& f) {
+        const auto result = jobs::run_memory_job(memory_job_options(f), print_progress);
+        if (!result.all_ok) exit_code = 1;
+        print_result(
+            f.measure.json, [&] { return jobs::memory_json(result, f.top); },
+            [&](std::ostream& out) { jobs::print_memory(out, result, f.top); });
+      });
 }
 
 }  // namespace plumb::cli

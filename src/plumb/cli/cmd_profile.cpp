@@ -3,19 +3,18 @@
 // cumulative "few ops dominate" count; training vs inference when both modes are asked for;
 // and per-category thread scaling with Amdahl fits when several thread counts are. The work is
 // jobs/profile_job.h, the output jobs/profile_report.h.
-#include <iostream>
-#include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "plumb/analysis/breakdown.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/list_options.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/profile_job.h"
 #include "plumb/jobs/profile_report.h"
 #include "plumb/run/runner.h"
@@ -26,6 +25,7 @@ namespace plumb::cli {
 namespace {
 
 struct ProfileFlags {
+  std::string workload;
   MeasureFlags measure;
   std::string threads;  // default: every CPU this process may use
   std::string by = "category";
@@ -33,11 +33,11 @@ struct ProfileFlags {
   int steps = 3;
   std::string trace;  // Chrome trace-event file of the last observed step ("" = none)
   std::string phase;  // of a generation: prefill, decode or both
+  ConfigOverrides overrides;
 };
 
-void declare_profile_options(CLI::App& cmd, std::string& name, ProfileFlags& flags,
-                             ConfigOverrides& overrides) {
-  cmd.add_option("workload", name, "Workload name (see plumb list)")->required();
+void declare_profile_options(CLI::App& cmd, ProfileFlags& flags) {
+  cmd.add_option("workload", flags.workload, "Workload name (see plumb list)")->required();
   cmd.add_option("--mode", flags.measure.mode, "train, infer, or train,infer to compare")
       ->capture_default_str();
   flags.threads = std::to_string(default_threads());
@@ -51,23 +51,22 @@ void declare_profile_options(CLI::App& cmd, std::string& name, ProfileFlags& fla
                  "Write the last observed step as a Chrome trace-event file (Perfetto, "
                  "chrome://tracing); one file per mode and thread count");
   add_phase_option(cmd, flags.phase);
-  add_config_options(cmd, overrides);
-  cmd.add_flag("--suite-size", overrides.suite_size,
+  add_config_options(cmd, flags.overrides);
+  cmd.add_flag("--suite-size", flags.overrides.suite_size,
                "Profile the batch and sizes plumb suite measures (then --batch/--set on top)");
   add_measure_options(cmd, flags.measure, 60, 30, SamplingOptions::kWithout, ThreadsOption::kNone);
   restrict_device_to_cpu(cmd, kOperatorTimesOnTheHost);
 }
 
 // One pass per mode and thread count; bad values fail before anything is measured.
-jobs::ProfileJobOptions profile_job_options(const std::string& name, const ProfileFlags& flags,
-                                            const ConfigOverrides& overrides) {
-  const Workload& w = workloads::default_registry().get(name);
+jobs::ProfileJobOptions profile_job_options(const ProfileFlags& flags) {
+  const Workload& w = workloads::default_registry().get(flags.workload);
   const auto thread_list = parse_positive_int_list("--threads", flags.threads);
   jobs::ProfileJobOptions job;
   for (const auto& m : parse_name_list("--mode", flags.measure.mode))
     job.modes.push_back(parse_mode(m));
   if (flags.steps < 1) throw UsageError("--steps must be at least 1");
-  const Config config = resolve_config(w, overrides);
+  const Config config = resolve_config(w, flags.overrides);
   job.phase = parse_phase_option(flags.phase, w, config, job.modes);
   for (Mode m : job.modes) {
     for (int t : thread_list) {
@@ -88,22 +87,16 @@ jobs::ProfileJobOptions profile_job_options(const std::string& name, const Profi
 }  // namespace
 
 void add_profile_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("profile", "Operator-level profile: where a step's time goes");
-  auto name = std::make_shared<std::string>();
-  auto flags = std::make_shared<ProfileFlags>();
-  auto overrides = std::make_shared<ConfigOverrides>();
-  declare_profile_options(*cmd, *name, *flags, *overrides);
-  cmd->callback([name, flags, overrides, &exit_code] {
-    const jobs::ProfileView view{analysis::parse_group_by(flags->by), flags->by, flags->top, {}};
-    const auto result =
-        jobs::run_profile_job(profile_job_options(*name, *flags, *overrides),
-                              [](const std::string& line) { std::cerr << line << '\n'; });
-    if (!result.all_ok) exit_code = 1;
-    if (flags->measure.json)
-      std::cout << json_text(jobs::profile_json(result, view), 2) << '\n';
-    else
-      jobs::print_profile(std::cout, result, view);
-  });
+  add_job_command<ProfileFlags>(
+      app, "profile", "Operator-level profile: where a step's time goes", declare_profile_options,
+      [&exit_code](const ProfileFlags& f) {
+        const jobs::ProfileView view{analysis::parse_group_by(f.by), f.by, f.top, {}};
+        const auto result = jobs::run_profile_job(profile_job_options(f), print_progress);
+        if (!result.all_ok) exit_code = 1;
+        print_result(
+            f.measure.json, [&] { return jobs::profile_json(result, view); },
+            [&](std::ostream& out) { jobs::print_profile(out, result, view); });
+      });
 }
 
 }  // namespace plumb::cli

@@ -4,7 +4,6 @@
 // and FLOP utilisation (TBD eq. 2). The work is jobs/roofline_job.h, the output
 // jobs/roofline_report.h.
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include <fmt/format.h>
@@ -13,10 +12,10 @@
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
+#include "plumb/cli/job_command.h"
 #include "plumb/cli/measure_options.h"
 #include "plumb/cli/phase_option.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/json_text.h"
 #include "plumb/jobs/roofline_job.h"
 #include "plumb/jobs/roofline_report.h"
 #include "plumb/run/step_loop.h"
@@ -26,6 +25,7 @@ namespace plumb::cli {
 namespace {
 
 struct RooflineFlags {
+  std::string workload;
   MeasureFlags measure;
   std::string by = "layer";
   std::string peak = "instruction";
@@ -33,11 +33,11 @@ struct RooflineFlags {
   int steps = 3;
   bool refresh_probe = false;
   std::string phase;  // of a generation: prefill, decode or both
+  ConfigOverrides overrides;
 };
 
-void declare_roofline_options(CLI::App& cmd, std::string& name, RooflineFlags& f,
-                              ConfigOverrides& overrides) {
-  cmd.add_option("workload", name, "Workload name (see plumb list)")->required();
+void declare_roofline_options(CLI::App& cmd, RooflineFlags& f) {
+  cmd.add_option("workload", f.workload, "Workload name (see plumb list)")->required();
   cmd.add_option("--mode", f.measure.mode, "train or infer")->capture_default_str();
   cmd.add_option("--by", f.by, "Rows by op or layer")->capture_default_str();
   cmd.add_option("--peak", f.peak,
@@ -47,23 +47,22 @@ void declare_roofline_options(CLI::App& cmd, std::string& name, RooflineFlags& f
   cmd.add_option("--steps", f.steps, "Steps observed after warm-up")->capture_default_str();
   cmd.add_flag("--refresh-probe", f.refresh_probe, "Measure the machine again first");
   add_phase_option(cmd, f.phase);
-  add_config_options(cmd, overrides);
+  add_config_options(cmd, f.overrides);
   add_measure_options(cmd, f.measure, 60, 30, SamplingOptions::kWithout, ThreadsOption::kSingle);
   restrict_device_to_cpu(cmd,
                          fmt::format("the roofs are the CPU's and {}", kOperatorTimesOnTheHost));
 }
 
 // Bad values fail before anything is measured.
-jobs::RooflineJobOptions roofline_job_options(const std::string& name, const RooflineFlags& f,
-                                              const ConfigOverrides& overrides) {
-  const Workload& w = workloads::default_registry().get(name);
+jobs::RooflineJobOptions roofline_job_options(const RooflineFlags& f) {
+  const Workload& w = workloads::default_registry().get(f.workload);
   jobs::RooflineJobOptions job;
   job.by = analysis::parse_group_by(f.by);
   if (job.by == analysis::GroupBy::kCategory)
     throw UsageError("--by must be op or layer for a roofline");
   job.peak = analysis::parse_peak_kind(f.peak);
   if (f.steps < 1) throw UsageError("--steps must be at least 1");
-  const Config config = resolve_config(w, overrides);
+  const Config config = resolve_config(w, f.overrides);
   const Mode mode = parse_mode(f.measure.mode);
   job.phase = parse_phase_option(f.phase, w, config, {mode});
   const auto plan = make_options(w, config, mode, f.measure);
@@ -79,28 +78,21 @@ jobs::RooflineJobOptions roofline_job_options(const std::string& name, const Roo
 }  // namespace
 
 void add_roofline_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand(
-      "roofline", "Place a workload's operators or layers on this machine's measured roofs");
-  auto name = std::make_shared<std::string>();
-  auto f = std::make_shared<RooflineFlags>();
-  auto overrides = std::make_shared<ConfigOverrides>();
-  declare_roofline_options(*cmd, *name, *f, *overrides);
-  cmd->callback([name, f, overrides, &exit_code] {
-    const auto result =
-        jobs::run_roofline_job(roofline_job_options(*name, *f, *overrides),
-                               [](const std::string& line) { std::cerr << line << '\n'; });
-    if (result.status != run::RunStatus::kOk) {
-      exit_code = 1;
-      std::cerr << "profile failed (" << run::status_name(result.status) << "): " << result.message
-                << '\n';
-      return;
-    }
-    const jobs::RooflineView view{f->by, f->top};
-    if (f->measure.json)
-      std::cout << json_text(jobs::roofline_json(result, view), 2) << '\n';
-    else
-      jobs::print_roofline(std::cout, result, view);
-  });
+  add_job_command<RooflineFlags>(
+      app, "roofline", "Place a workload's operators or layers on this machine's measured roofs",
+      declare_roofline_options, [&exit_code](const RooflineFlags& f) {
+        const auto result = jobs::run_roofline_job(roofline_job_options(f), print_progress);
+        if (result.status != run::RunStatus::kOk) {
+          exit_code = 1;
+          std::cerr << "profile failed (" << run::status_name(result.status)
+                    << "): " << result.message << '\n';
+          return;
+        }
+        const jobs::RooflineView view{f.by, f.top};
+        print_result(
+            f.measure.json, [&] { return jobs::roofline_json(result, view); },
+            [&](std::ostream& out) { jobs::print_roofline(out, result, view); });
+      });
 }
 
 }  // namespace plumb::cli
