@@ -173,4 +173,16 @@ std::unique_ptr<Model> make_faster_rcnn_model(
     FasterRcnnHeads heads, const DetectionDataSpec& data, double lr, double momentum,
     double weight_decay, const torch::Device& device);
 
+// The same for a network that has `trunk(images)`, `box_head(pooled)` and `heads`, with the data
+// and the SGD settings (lr, momentum, weight_decay) of config `c`.
+template <class NetPtr>
+std::unique_ptr<Model> make_faster_rcnn_model(const NetPtr& net, const Config& c,
+                                              const torch::Device& device) {
+  return make_faster_rcnn_model(
+      net, [net](const torch::Tensor& x) { return net->trunk(x); },
+      [net](const torch::Tensor& p) { return net->box_head(p); }, net->heads,
+      detection_data_from_config(c), c.get_double("lr"), c.get_double("momentum"),
+      c.get_double("weight_decay"), device);
+}
+
 }  // namespace plumb::workloads

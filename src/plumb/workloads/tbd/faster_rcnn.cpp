@@ -195,11 +195,7 @@ Workload make_faster_rcnn() {
       auto features = net->trunk(torch::randn({1, 3, 128, 128}));  // [1, 1024, 8, 8]
       net->box_head(torch::max_pool2d(features, {2, 2}, {2, 2}));
     });
-    const DetectionDataSpec data = detection_data_from_config(c);
-    return make_faster_rcnn_model(
-        net, [net](const torch::Tensor& x) { return net->trunk(x); },
-        [net](const torch::Tensor& p) { return net->box_head(p); }, net->heads, data,
-        c.get_double("lr"), c.get_double("momentum"), c.get_double("weight_decay"), device);
+    return make_faster_rcnn_model(net, c, device);
   };
   return w;
 }
