@@ -62,6 +62,24 @@ TEST(Generation, PrefillThenGenMinusOneDecodesMakeGenTokensInOneCache) {
                   .equal(trace.tokens.narrow(1, 0, 4)));
 }
 
+// Teacher forcing: decode iteration i is fed forced[:, i - 1] (the cache's positions show what
+// was fed), while the trace's tokens stay the model's own choices.
+TEST(Generation, ForcedTokensAreFedInsteadOfTheModelsOwnChoices) {
+  FakeGenerativeModel model(/*batch=*/2, /*prompt=*/3, /*gen=*/4);
+  torch::manual_seed(1);
+  const Batch batch = model.make_batch();
+  const auto own = generate(model, batch, torch::Device(torch::kCPU));
+  const auto forced = own.tokens + 7;  // [2, 4], none equal to a choice of the model
+  const auto trace = generate(model, batch, torch::Device(torch::kCPU), {}, forced);
+  EXPECT_TRUE(
+      model.cache().narrow(1, 3, 3).select(2, 0).to(torch::kLong).equal(forced.narrow(1, 0, 3)));
+  EXPECT_EQ(trace.tokens.sizes(), (std::vector<int64_t>{2, 4}));
+  EXPECT_FALSE(trace.tokens.narrow(1, 0, 3).equal(forced.narrow(1, 0, 3)));
+  // Fed its own tokens, a model generates what it generates alone.
+  EXPECT_TRUE(
+      generate(model, batch, torch::Device(torch::kCPU), {}, own.tokens).tokens.equal(own.tokens));
+}
+
 TEST(Generation, PhaseNamesAndScopesRoundTrip) {
   for (Phase phase : all_phases()) {
     EXPECT_EQ(phase_from_name(phase_name(phase)), phase);

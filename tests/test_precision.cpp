@@ -355,6 +355,19 @@ INSTANTIATE_TEST_SUITE_P(Registered, EveryWorkloadPrecision,
                          ::testing::ValuesIn(workloads::default_registry().names()),
                          [](const auto& p) { return p.param; });
 
+// A decoder's projections see a whole prompt in the prefill and one token per decode: int8
+// takes each input's range per call (dynamic), none calibrated, and says so.
+TEST(Precision, Int8QuantizesAGenerativeModelsProjectionsDynamically) {
+  const Workload& w = workloads::default_registry().get("llama");
+  const auto r = two_steps(w, Mode::kInfer, Dtype::kInt8);
+  ASSERT_EQ(r.status, run::RunStatus::kOk) << r.message;
+  ASSERT_FALSE(r.precision_notes.empty());
+  const std::string& summary = r.precision_notes[0];
+  // Two blocks of q, k, v, o, gate, up, down, and the output projection.
+  EXPECT_NE(summary.find("15 linear layers dynamic"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("static"), std::string::npos) << summary;
+}
+
 TEST(Precision, Fp16WithoutCpuKernelsIsUnsupportedWithTheOperator) {
   const Workload& w = workloads::default_registry().get("autoenc");
   const auto r = two_steps(w, Mode::kInfer, Dtype::kFp16);

@@ -101,5 +101,47 @@ TEST(PrecisionError, ATokenWorkloadIsMeasuredByTokenMismatch) {
   EXPECT_LE(bf16.value, 1);
 }
 
+// A generative model: token mismatch of the sequences each precision generates alone, and the
+// relative L2 of its logits fed fp32's tokens (positions stay comparable). int8 quantizes
+// every projection with its input's range taken per call, none calibrated.
+TEST(PrecisionError, AGenerativeWorkloadIsMeasuredByTokensAndByItsLogitsAlongFp32s) {
+  const Workload& w = workloads::default_registry().get("gpt2");
+  const run::Fp32Reference reference(w, error_test_options(w));
+  ASSERT_TRUE(reference.captured()) << reference.note();
+  EXPECT_STREQ(reference.metric(), run::kTokenMismatchMetric);
+  const auto fp32 = reference.error_of(reference.setting());
+  ASSERT_TRUE(fp32.outcome.ok());
+  EXPECT_EQ(fp32.error.measured_on, "logits");
+  EXPECT_EQ(fp32.error.relative_l2, 0);
+  EXPECT_EQ(fp32.value, 0);
+  auto o = reference.setting();
+  o.dtype = Dtype::kInt8;
+  const auto int8 = reference.error_of(o);
+  ASSERT_TRUE(int8.outcome.ok()) << int8.outcome.reason;
+  EXPECT_EQ(int8.metric, run::kTokenMismatchMetric);
+  EXPECT_EQ(int8.error.measured_on, "logits");
+  EXPECT_DOUBLE_EQ(int8.value, 1 - int8.error.agreement);
+  const Config c = testing::tiny_config(w);
+  // Logits of every generated position of every request: [B, gen, V] per batch.
+  EXPECT_EQ(int8.error.elements, static_cast<int64_t>(run::kErrorBatches) * c.get_int("batch") *
+                                     c.get_int("gen") * c.get_int("vocab"));
+  EXPECT_GT(int8.error.relative_l2, 0);
+  EXPECT_LT(int8.error.relative_l2, 0.5);
+  EXPECT_GT(int8.error.cosine, 0.8);
+  ASSERT_FALSE(int8.quantized_layers.empty());
+}
+
+TEST(PrecisionError, GenerationsCompareTokensAndLogitsSeparately) {
+  const auto tokens = torch::tensor({{1, 2, 3, 4}}, torch::kLong);  // [1, 4]
+  const auto other = torch::tensor({{1, 2, 9, 9}}, torch::kLong);   // half differ
+  const auto logits = torch::ones({1, 4, 3});                       // [1, 4, V]
+  const auto e = run::compare_generations({tokens}, {logits}, {other}, {logits * 1.1});
+  EXPECT_EQ(e.measured_on, "logits");
+  EXPECT_EQ(e.agreement_kind, "token");
+  EXPECT_DOUBLE_EQ(e.agreement, 0.5);
+  EXPECT_NEAR(e.relative_l2, 0.1, 1e-6);  // 1.1 in fp32
+  EXPECT_EQ(e.elements, 12);
+}
+
 }  // namespace
 }  // namespace plumb

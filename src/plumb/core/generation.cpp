@@ -57,9 +57,12 @@ double GenerationTrace::total_s() const {
 }
 
 GenerationTrace generate(GenerativeModel& model, const Batch& batch, const torch::Device& device,
-                         const std::function<void(Phase)>& after_call) {
+                         const std::function<void(Phase)>& after_call,
+                         const torch::Tensor& forced) {
   const GenerationShape shape = model.generation_shape();
   PLUMB_ASSERT(shape.gen >= 1, "a generation produces at least one token");
+  PLUMB_ASSERT(!forced.defined() || (forced.dim() == 2 && forced.size(1) == shape.gen),
+               "forced tokens must be [B, gen]");
   GenerationTrace trace;
   std::vector<torch::Tensor> tokens;
   tokens.reserve(static_cast<size_t>(shape.gen));
@@ -82,7 +85,7 @@ GenerationTrace generate(GenerativeModel& model, const Batch& batch, const torch
   trace.prefill_s = timed(Phase::kPrefill, [&] { return model.prefill(batch); });
   trace.decode_s.reserve(static_cast<size_t>(shape.gen - 1));
   for (int64_t i = 1; i < shape.gen; ++i) {
-    const torch::Tensor previous = tokens.back();
+    const torch::Tensor previous = forced.defined() ? forced.select(1, i - 1) : tokens.back();
     trace.decode_s.push_back(timed(Phase::kDecode, [&] { return model.decode(previous); }));
   }
   trace.tokens = torch::stack(tokens, 1);  // [B, gen]

@@ -76,8 +76,12 @@ struct GenerationTrace {
 
 // Runs prefill then gen - 1 decode iterations on `batch`, each inside its phase's scope.
 // `after_call`, when given, runs after each call outside the timed region (the runner
-// checks for cancellation there).
+// checks for cancellation there; the error measure reads last_logits()). `forced`, when
+// defined ([B, gen] int64), feeds decode iteration i the token forced[:, i - 1] instead of the
+// model's own previous choice (teacher forcing: the model's logits along another run's
+// sequence); the trace's tokens stay the model's own choices at each position.
 GenerationTrace generate(GenerativeModel& model, const Batch& batch, const torch::Device& device,
-                         const std::function<void(Phase)>& after_call = {});
+                         const std::function<void(Phase)>& after_call = {},
+                         const torch::Tensor& forced = {});
 
 }  // namespace plumb

@@ -17,6 +17,7 @@ using json = nlohmann::ordered_json;
 
 json precision_error_json(const run::OutputError& e) {
   json j;
+  j["measured_on"] = e.measured_on;
   j["relative_l2"] = json_number(e.relative_l2);
   j["max_abs"] = json_number(e.max_abs);
   j["cosine"] = json_number(e.cosine);
@@ -93,6 +94,11 @@ void print_precision_rows(const PrecisionResult& r, std::ostream& out) {
                    std::to_string(row.run.id)});
   }
   table.print(out);
+  if (std::any_of(r.rows.begin(), r.rows.end(),
+                  [](const PrecisionRow& row) { return row.error.measured_on == "logits"; }))
+    out << "rel L2, max abs, cosine: of the logits at every generated position with fp32's "
+           "tokens fed back (teacher forcing); agreement: of the tokens each precision "
+           "generates on its own\n";
   for (const auto& row : r.rows) {
     if (row.run.result.status != run::RunStatus::kOk)
       out << dtype_name(row.run.dtype) << ": " << row.run.result.message << '\n';

@@ -52,6 +52,7 @@ struct TunePrecisionCheck {
   std::string measure = run::kRelativeL2Metric;
   bool allowed = false;
   std::string note;
+  double logits_relative_l2 = kTuneNaN;  // generative models (see TunePrecisionError)
 };
 
 // The output error of every candidate precision against fp32, on the same inputs and weights
@@ -79,6 +80,7 @@ std::vector<TunePrecisionCheck> check_precisions(const Workload& w, const run::R
       c.measured = e.outcome.ok();
       c.error = e.value;
       c.note = e.outcome.reason;
+      if (e.error.measured_on == "logits") c.logits_relative_l2 = e.error.relative_l2;
     }
     c.allowed = c.measured && c.error <= max_error;
     if (c.measured && !c.allowed)
@@ -419,8 +421,8 @@ std::vector<TunePrecisionCheck> open_session(TuneSession& s, const std::string& 
     if (d != o.stock.dtype) checked.push_back(d);
   const auto checks = check_precisions(w, o.stock, checked, o.max_error);
   for (const auto& c : checks)
-    r.precision_errors.push_back(
-        {dtype_name(c.dtype), c.measured ? c.error : kTuneNaN, c.measure, c.allowed, c.note});
+    r.precision_errors.push_back({dtype_name(c.dtype), c.measured ? c.error : kTuneNaN, c.measure,
+                                  c.allowed, c.note, c.logits_relative_l2});
   store::StoredTuneSession& rec = s.record;
   rec.started_at = started_at;
   rec.workload = r.workload;

@@ -24,7 +24,13 @@ void print_precision_errors(const store::TuneResult& r, std::ostream& out) {
   TextTable precisions({"precision", "error vs fp32", "searched"});
   for (const auto& p : r.precision_errors)
     precisions.add_row(
-        {p.dtype, std::isfinite(p.error) ? fmt::format("{:.2e} ({})", p.error, p.measure) : "-",
+        {p.dtype,
+         std::isfinite(p.error)
+             ? fmt::format("{:.2e} ({}{})", p.error, p.measure,
+                           std::isfinite(p.logits_relative_l2)
+                               ? fmt::format("; logits rel L2 {:.2e}", p.logits_relative_l2)
+                               : "")
+             : "-",
          p.allowed ? "yes" : (p.note.empty() ? "no" : p.note)});
   precisions.print(out);
 }

@@ -48,8 +48,16 @@ Fp32Reference::Fp32Reference(const Workload& workload, const RunOptions& setting
     capture_ = Outcome::failure(
         OutcomeState::kUnsupported,
         workload.info.name + " does not expose its output yet: its error against fp32 is unknown");
-  else
+  else {
     outputs_ = std::move(capture.outputs);
+    logits_ = std::move(capture.logits);
+  }
+}
+
+OutputError Fp32Reference::against_reference(const OutputCapture& candidate) const {
+  return logits_.empty()
+             ? compare_outputs(outputs_, candidate.outputs)
+             : compare_generations(outputs_, logits_, candidate.outputs, candidate.logits);
 }
 
 const char* Fp32Reference::metric() const {
@@ -71,14 +79,20 @@ ErrorAgainstFp32 Fp32Reference::error_of(const RunOptions& candidate) const {
   o.keep_fp32 = candidate.keep_fp32;
   o.embedding_bits = candidate.embedding_bits;
   if (same_as_reference(o, setting_)) {
-    e.error = compare_outputs(outputs_, outputs_);
+    OutputCapture itself;
+    itself.outputs = outputs_;
+    itself.logits = logits_;
+    e.error = against_reference(itself);
   } else {
-    auto capture = capture_outputs(*workload_, o, kErrorBatches);
+    // A generative candidate is also fed fp32's tokens, so its logits compare position by
+    // position with fp32's.
+    auto capture = capture_outputs(*workload_, o, kErrorBatches,
+                                   logits_.empty() ? std::vector<torch::Tensor>{} : outputs_);
     if (capture.status != RunStatus::kOk) {
       e.outcome = Outcome::failure(capture.status, capture.message);
       return e;
     }
-    e.error = compare_outputs(outputs_, capture.outputs);
+    e.error = against_reference(capture);
     e.quantized_layers = std::move(capture.quantized_layers);
   }
   e.outcome = Outcome::success();

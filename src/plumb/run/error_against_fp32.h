@@ -21,7 +21,9 @@ namespace plumb::run {
 inline constexpr size_t kErrorBatches = kDefaultBatchPool;
 
 // The headline metric: relative L2 for floating outputs; for token (integer) outputs the share
-// of tokens that differ, since the distance between two token ids means nothing.
+// of tokens that differ, since the distance between two token ids means nothing. A generative
+// model's relative L2 is still reported beside it: that of its logits along fp32's tokens
+// (OutputError::measured_on).
 inline constexpr const char* kRelativeL2Metric = "relative_l2";
 inline constexpr const char* kTokenMismatchMetric = "token_mismatch";
 
@@ -65,10 +67,13 @@ class Fp32Reference {
   ErrorAgainstFp32 error_of(const RunOptions& candidate) const;
 
  private:
+  OutputError against_reference(const OutputCapture& candidate) const;
+
   const Workload* workload_;
   RunOptions setting_;
   std::vector<torch::Tensor> outputs_;
-  Outcome capture_;  // of fp32's outputs
+  std::vector<torch::Tensor> logits_;  // a generative model's, along its own tokens
+  Outcome capture_;                    // of fp32's outputs
 };
 
 }  // namespace plumb::run

@@ -104,15 +104,24 @@ void note_call(Int8Quantizer::Layer& layer) {
   layer.seen = true;
 }
 
+// [.., I] @ weight^T in int8 with the activation range taken from this very input (dynamic
+// quantization: recurrent state and a decoder's tokens change every call, so no calibrated
+// range fits them) -> [.., O].
+torch::Tensor dynamic_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
+  static const auto op = quantized_op("quantized::linear_dynamic", "");
+  return call_boxed(op, {input.contiguous(), layer.packed, false}).toTensor();
+}
+
 // [.., I] @ weight^T in int8 -> [.., O] fp32 (no bias: the caller adds it, as F::linear does).
 torch::Tensor int8_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
   static const auto op = quantized_op("quantized::linear", "");
   auto flat = input.reshape({-1, input.size(-1)}).contiguous();  // [N, I]
+  auto shape = input.sizes().vec();
+  shape.back() = layer.weight.size(0);
+  if (layer.per_call) return dynamic_linear(layer, flat).view(shape);  // [.., O]
   // An int8 input (a pooled int8 feature map) keeps its own scale.
   auto qx = flat.is_quantized() ? flat : quantize_activation(flat, layer.in_scale, layer.in_zero);
   auto qy = call_boxed(op, {qx, layer.packed, layer.out_scale, layer.out_zero}).toTensor();
-  auto shape = input.sizes().vec();
-  shape.back() = layer.weight.size(0);
   return dequantize_activation(qy, layer.out_scale, layer.out_zero).view(shape);  // [.., O]
 }
 
@@ -317,13 +326,6 @@ torch::Tensor linear_kernel(const torch::Tensor& input, const torch::Tensor& wei
   auto y = g_active.phase == Phase::kCalibrating ? observed_linear(*layer, input, weight.t())
                                                  : int8_linear(*layer, input);
   return bias.has_value() && bias->defined() ? y + *bias : y;
-}
-
-// [.., I] @ weight^T in int8 with the activation range taken from this very input (dynamic
-// quantization: recurrent state changes every step, so no calibrated range fits it) -> [.., O].
-torch::Tensor dynamic_linear(const Int8Quantizer::Layer& layer, const torch::Tensor& input) {
-  static const auto op = quantized_op("quantized::linear_dynamic", "");
-  return call_boxed(op, {input.contiguous(), layer.packed, false}).toTensor();
 }
 
 // A recurrent cell whose two weight matrices are known layers: noted in calibration, and run

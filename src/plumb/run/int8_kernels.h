@@ -28,7 +28,8 @@ struct Int8Quantizer::Layer {
   std::string param;  // parameter name in the module, "weight", "w_ih"
   // "conv2d" | "linear" (static) | "lstm_cell" | "gru_cell" (dynamic) | "embedding_bag"
   std::string kind;
-  torch::Tensor weight;  // the fp32 parameter ([O, I, kh, kw], [O, I] or [rows, dim])
+  bool per_call = false;  // linear: input range taken per call (LinearActivations::kPerCall)
+  torch::Tensor weight;   // the fp32 parameter ([O, I, kh, kw], [O, I] or [rows, dim])
   bool keep_fp32 = false;
   bool seen = false;
   float in_lo = std::numeric_limits<float>::infinity(), in_hi = -in_lo;

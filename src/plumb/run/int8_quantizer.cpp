@@ -27,8 +27,8 @@
 namespace plumb::run {
 
 Int8Quantizer::Int8Quantizer(torch::nn::Module& module, std::set<std::string> keep_fp32,
-                             int embedding_bits)
-    : module_(module) {
+                             int embedding_bits, LinearActivations linear_activations)
+    : module_(module), linear_activations_(linear_activations) {
   if (embedding_bits != 8 && embedding_bits != 4)
     throw UsageError("--embedding-bits must be 8 or 4");
   const auto& engines = at::globalContext().supportedQEngines();
@@ -146,7 +146,8 @@ void Int8Quantizer::quantize() {
       ++ready;
       continue;
     }
-    if (layer.kind == "lstm_cell" || layer.kind == "gru_cell") {
+    layer.per_call = layer.kind == "linear" && linear_activations_ == LinearActivations::kPerCall;
+    if (layer.kind == "lstm_cell" || layer.kind == "gru_cell" || layer.per_call) {
       // Dynamic: the input's range is taken per call, so only the weight is packed.
       layer.packed = int8_kernels::call_boxed(linear_prepack,
                                               {per_channel_qint8(layer.weight), c10::IValue()});
@@ -192,7 +193,8 @@ void Int8Quantizer::plan_flow() {
   plan_ = std::make_unique<Int8FlowPlan>(plan_int8_flow(trace_, [&](const void* weight, FlowOp op) {
     const auto it = layers_.find(weight);
     if (it == layers_.end() || !it->second->ready || it->second->keep_fp32) return false;
-    return it->second->kind == (op == FlowOp::kConv ? "conv2d" : "linear");
+    // A per-call linear quantizes an fp32 input itself: no int8 activation flows into it.
+    return !it->second->per_call && it->second->kind == (op == FlowOp::kConv ? "conv2d" : "linear");
   }));
   for (const auto& [weight, flow] : plan_->convs) {
     Layer& layer = *layers_.at(weight);
@@ -208,8 +210,9 @@ void Int8Quantizer::plan_flow() {
 
 namespace {
 
-std::string kind_label(const std::string& kind) {
-  if (kind == "lstm_cell" || kind == "gru_cell") return kind + ", dynamic";
+std::string kind_label(const Int8Quantizer::Layer& layer) {
+  const std::string& kind = layer.kind;
+  if (kind == "lstm_cell" || kind == "gru_cell" || layer.per_call) return kind + ", dynamic";
   if (kind == "embedding_bag")
     return fmt::format("embedding_bag, {}-bit rows", int8_kernels::g_active.embedding_bits);
   return kind;
@@ -234,13 +237,15 @@ QuantizationSummary Int8Quantizer::summary() const {
   for (const Layer* layer : call_order_) {
     if (!layer->ready) continue;
     const std::string entry =
-        (layer->path.empty() ? layer->param : layer->path) + " (" + kind_label(layer->kind) + ")";
+        (layer->path.empty() ? layer->param : layer->path) + " (" + kind_label(*layer) + ")";
     if (std::find(s.quantized.begin(), s.quantized.end(), entry) != s.quantized.end()) continue;
     s.quantized.push_back(entry);
     if (layer->kind == "embedding_bag")
       ++s.embedding_bags;
     else if (layer->kind == "lstm_cell" || layer->kind == "gru_cell")
       ++s.dynamic_layers;
+    else if (layer->per_call)
+      ++s.per_call_linears;
     else
       ++s.static_layers;
     quantized_paths.insert(layer->path);
@@ -324,6 +329,11 @@ std::vector<std::string> QuantizationSummary::lines() const {
         "{} recurrent layers dynamic (per-channel weights, each product's input range taken per "
         "call)",
         dynamic_layers));
+  if (per_call_linears > 0)
+    parts.push_back(fmt::format(
+        "{} linear layers dynamic (per-channel weights; each call quantizes its input at that "
+        "input's own range, as a decoder's prefill and decode tokens differ)",
+        per_call_linears));
   if (embedding_bags > 0)
     parts.push_back(
         fmt::format("{} embedding bags row-wise ({}-bit codes, fp32 scale and bias per row)",
@@ -331,7 +341,7 @@ std::vector<std::string> QuantizationSummary::lines() const {
   out.push_back(fmt::format("int8 ({} engine{}): {}", engine,
                             engine_isa.empty() ? "" : ", " + engine_isa + " kernels",
                             join(parts, "; ")));
-  if (weight_code_limit < 127 && static_layers + dynamic_layers > 0)
+  if (weight_code_limit < 127 && static_layers + dynamic_layers + per_call_linears > 0)
     out.push_back(fmt::format(
         "weights in 7 bits (codes within +-{}): without VNNI, oneDNN's int8 kernels add pairs of "
         "u8 x s8 products into saturating 16-bit lanes (vpmaddubsw), which 8-bit weights overflow",

@@ -49,6 +49,7 @@ struct QuantizationSummary {
   int weight_code_limit = 127;         // largest |weight code|: 63 where int8 pairs saturate
   size_t static_layers = 0;            // conv/linear with calibrated activation ranges
   size_t dynamic_layers = 0;           // recurrent cells (activation range per call)
+  size_t per_call_linears = 0;         // linear layers quantizing their input per call
   size_t embedding_bags = 0;           // row-wise tables, `embedding_bits` per code
   int embedding_bits = 8;
   // The int8 graph (int8_dataflow.h): convolutions whose output stays int8, ReLUs fused into a
@@ -74,6 +75,15 @@ struct WeightOutliers {
 };
 std::vector<WeightOutliers> weight_outliers(torch::nn::Module& module);
 
+// How linear layers take their activations' int8 range. Calibrated: one range per layer fixed
+// from calibration batches (convolutional and MLP models, whose activation ranges hold from
+// batch to batch). Per call: each product quantizes its input at that input's own range
+// (quantized::linear_dynamic), weights still per output channel. Generative models take the
+// latter: one projection sees a whole prompt in the prefill and a single token per decode
+// iteration, and transformer activations carry outlier channels whose range moves with the
+// token, so no one calibrated range fits (what PyTorch's quantize_dynamic does for them).
+enum class LinearActivations { kCalibrated, kPerCall };
+
 class Int8Quantizer {
  public:
   // Candidate layers: the module's 4-D (conv2d) and 2-D (linear, recurrent, embedding)
@@ -81,7 +91,8 @@ class Int8Quantizer {
   // Embedding bags are quantized row-wise in `embedding_bits` (8 or 4). Selects the quantized
   // engine (oneDNN, else x86/FBGEMM); throws Int8Unsupported when none exists.
   explicit Int8Quantizer(torch::nn::Module& module, std::set<std::string> keep_fp32 = {},
-                         int embedding_bits = 8);
+                         int embedding_bits = 8,
+                         LinearActivations linear_activations = LinearActivations::kCalibrated);
   ~Int8Quantizer();
   Int8Quantizer(const Int8Quantizer&) = delete;
   Int8Quantizer& operator=(const Int8Quantizer&) = delete;
@@ -107,6 +118,7 @@ class Int8Quantizer {
   std::vector<const Layer*> call_order_;
   std::unique_ptr<KernelOverride> override_;
   std::string engine_;
+  LinearActivations linear_activations_;
   std::vector<TracedCall> trace_;       // calibration's operator calls, until quantize()
   std::unique_ptr<Int8FlowPlan> plan_;  // which activations stay int8 (int8_dataflow.h)
   void plan_flow();

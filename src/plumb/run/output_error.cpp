@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "plumb/core/errors.h"
+#include "plumb/core/generation.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::run {
@@ -46,16 +48,62 @@ OutputError compare_outputs(const std::vector<torch::Tensor>& reference,
   return e;
 }
 
-OutputCapture capture_outputs(const Workload& workload, const RunOptions& options, size_t batches) {
+OutputError compare_generations(const std::vector<torch::Tensor>& reference_tokens,
+                                const std::vector<torch::Tensor>& reference_logits,
+                                const std::vector<torch::Tensor>& tokens,
+                                const std::vector<torch::Tensor>& logits) {
+  OutputError e = compare_outputs(reference_logits, logits);
+  const OutputError by_token = compare_outputs(reference_tokens, tokens);
+  e.agreement = by_token.agreement;
+  e.agreement_kind = by_token.agreement_kind;
+  e.measured_on = "logits";
+  return e;
+}
+
+namespace {
+
+// One generation of `batch`: its tokens [B, gen] and the logits [B, gen, V] that chose each
+// (along `forced` when defined), on the CPU.
+std::pair<torch::Tensor, torch::Tensor> generation_outputs(GenerativeModel& model,
+                                                           const Batch& batch,
+                                                           const torch::Device& device,
+                                                           const torch::Tensor& forced) {
+  std::vector<torch::Tensor> logits;  // gen x [B, V]
+  const auto trace = generate(
+      model, batch, device,
+      [&](Phase) { logits.push_back(model.last_logits().to(torch::kFloat).cpu().clone()); },
+      forced.defined() ? forced.to(device) : forced);
+  return {trace.tokens.cpu(), torch::stack(logits, 1)};  // [B, gen], [B, gen, V]
+}
+
+}  // namespace
+
+OutputCapture capture_outputs(const Workload& workload, const RunOptions& options, size_t batches,
+                              const std::vector<torch::Tensor>& forced_tokens) {
   PLUMB_ASSERT(options.mode == Mode::kInfer, "outputs are compared in inference");
   OutputCapture out;
   RunResult r;
   with_model(
       workload, options, r,
       [&](StepLoop& loop) {
-        for (const Batch& batch : loop.batches()) {
+        const auto& all = loop.batches();
+        PLUMB_ASSERT(forced_tokens.empty() || forced_tokens.size() == all.size(),
+                     "one forced sequence per batch");
+        for (size_t i = 0; i < all.size(); ++i) {
+          const Batch& batch = all[i];
           // The same noise for every precision in models that sample (the VAE).
           torch::manual_seed(options.seed + 1);
+          if (GenerativeModel* generative = loop.generative()) {
+            // Free-running for the tokens; forced along the reference's for the logits.
+            auto [tokens, logits] =
+                generation_outputs(*generative, batch, loop.device(), torch::Tensor());
+            if (!forced_tokens.empty())
+              logits =
+                  generation_outputs(*generative, batch, loop.device(), forced_tokens[i]).second;
+            out.outputs.push_back(tokens);
+            out.logits.push_back(logits);
+            continue;
+          }
           auto y = loop.model().infer_output(batch);
           if (!y.defined()) {
             out.exposes_output = false;

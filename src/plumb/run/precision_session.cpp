@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <torch/library.h>
 
+#include "plumb/core/generation.h"
 #include "plumb/run/int8_quantizer.h"
 
 namespace plumb::run {
@@ -113,7 +114,10 @@ void PrecisionSession::begin(const std::vector<Batch>& calibration,
   }
   if (dtype_ != Dtype::kInt8) return;
   try {
-    quantizer_ = std::make_unique<Int8Quantizer>(model_.module(), keep_fp32, embedding_bits);
+    quantizer_ = std::make_unique<Int8Quantizer>(model_.module(), keep_fp32, embedding_bits,
+                                                 as_generative(model_) != nullptr
+                                                     ? LinearActivations::kPerCall
+                                                     : LinearActivations::kCalibrated);
     quantizer_->calibrate([&] {
       for (const auto& batch : calibration) model_.infer_step(batch);
     });

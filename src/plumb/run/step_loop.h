@@ -57,6 +57,7 @@ class StepLoop {
   double units() const { return units_; }
   double last_value() const { return last_value_; }
   Model& model() { return model_; }
+  const torch::Device& device() const { return device_; }
   const std::vector<Batch>& batches() const { return batches_; }
   // Whether every batch of the pool has the same tensors (count, shapes, dtypes): then a
   // shape-static model runs the same calls on the same shapes every step.

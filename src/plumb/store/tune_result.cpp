@@ -4,6 +4,8 @@
 // keys an older plumb did not write.
 #include "plumb/store/tune_result.h"
 
+#include <cmath>
+
 #include "plumb/core/json_number.h"
 
 namespace plumb::store {
@@ -32,6 +34,7 @@ json precision_error_json(const TunePrecisionError& p) {
   j["measure"] = p.measure;
   j["allowed"] = p.allowed;
   if (!p.note.empty()) j["note"] = p.note;
+  if (std::isfinite(p.logits_relative_l2)) j["logits_relative_l2"] = p.logits_relative_l2;
   return j;
 }
 
@@ -241,10 +244,10 @@ void from_json(const json& j, TuneResult& r) {
   r.max_error = tune_value<double>(j, "max_error", 0);
   r.latency_bound_s = tune_value<double>(j, "latency_bound_s", 0);
   for (const auto& p : j.value("precision_errors", json::array()))
-    r.precision_errors.push_back({tune_value<std::string>(p, "dtype", ""), tune_number(p, "error"),
-                                  tune_value<std::string>(p, "measure", ""),
-                                  tune_value(p, "allowed", false),
-                                  tune_value<std::string>(p, "note", "")});
+    r.precision_errors.push_back(
+        {tune_value<std::string>(p, "dtype", ""), tune_number(p, "error"),
+         tune_value<std::string>(p, "measure", ""), tune_value(p, "allowed", false),
+         tune_value<std::string>(p, "note", ""), tune_number(p, "logits_relative_l2")});
   if (j.contains("space")) {
     const json& s = j.at("space");
     for (const auto& f : s.value("factors", json::array()))

@@ -26,6 +26,9 @@ struct TunePrecisionError {
   std::string measure;
   bool allowed = false;
   std::string note;  // "" when there is nothing to say (not written)
+  // A generative model's logits relative L2 beside its token mismatch (OutputError's
+  // measured_on "logits"); NaN otherwise (not written).
+  double logits_relative_l2 = NAN;
 };
 
 struct TuneSpaceSummary {
