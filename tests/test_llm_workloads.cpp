@@ -182,6 +182,9 @@ TEST(LlmGeneration, KvCacheDecodingEqualsRecomputingTheSequence) {
   expect_cache_matches_recompute("llama", {});                          // GQA: 4 heads, 2 kv
   expect_cache_matches_recompute("llama", {"kv_heads=1", "tied=yes"});  // multi-query
   expect_cache_matches_recompute("llama", {"kv_heads=4", "prompt=1", "gen=7"});  // MHA, 1 token
+  // Batch 1: each decode token is one row, run as a matrix-vector product.
+  expect_cache_matches_recompute("gpt2", {"batch=1"});
+  expect_cache_matches_recompute("llama", {"batch=1", "tied=yes"});
 }
 
 TEST(LlmGeneration, GenerationMakesGenTokensInOneCacheAllocatedAtPrefill) {

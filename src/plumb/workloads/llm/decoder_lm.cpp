@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <ATen/autocast_mode.h>
+
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/clipped_update.h"
@@ -177,6 +179,37 @@ torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
   return context.view({B, H, T, hd}).transpose(1, 2).reshape({B, T, H * hd});  // [B, T, H hd]
 }
 
+namespace {
+
+// x [.., I] @ weight [O, I]^T (+ bias [O]) -> [.., O]. A single fp32 row on the CPU (a decode
+// token at batch 1) is run as a matrix-vector product: LibTorch 1.13 sends a one-row F::linear
+// to OpenBLAS's sgemm with M = 1, which streams the weights at well under half the DRAM
+// bandwidth where sgemv (addmv) streams them near it (bench/linear_gemv.py, docs/llm.md): the
+// product a decode token is bound by. Not under autocast, which bf16 and the int8 quantizer
+// both run under: bf16 autocast leaves addmv in fp32, and the quantizer's kernels serve
+// linear, addmm and matmul.
+torch::Tensor decoder_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                             const torch::Tensor& bias) {
+  const bool one_row = x.numel() == x.size(-1);
+  if (!one_row || !x.is_cpu() || x.scalar_type() != torch::kFloat ||
+      weight.scalar_type() != torch::kFloat || at::autocast::is_cpu_enabled())
+    return F::linear(x, weight, bias);
+  auto shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  const auto row = x.reshape({-1});                                                    // [I]
+  auto y = bias.defined() ? torch::addmv(bias, weight, row) : torch::mv(weight, row);  // [O]
+  return y.view(shape);                                                                // [.., O]
+}
+
+// A projection of the decoder as the named layer (run_layer for nn::Linear, through
+// decoder_linear).
+torch::Tensor run_projection(const std::string& name, nn::Linear& linear, const torch::Tensor& x) {
+  LayerScope scope(name);
+  return scope.output(decoder_linear(x, linear->weight, linear->bias));
+}
+
+}  // namespace
+
 torch::nn::Linear normal_linear(int64_t in, int64_t out, bool bias, double std) {
   nn::Linear linear(nn::LinearOptions(in, out).bias(bias));
   torch::NoGradGuard no_grad;
@@ -277,11 +310,12 @@ struct DecoderBlockImpl : nn::Module {
   torch::Tensor forward(const std::string& path, torch::Tensor x, int64_t start,
                         const DecoderLmImpl& net, LayerKv* kv, int64_t capacity) {
     const std::string a = path + ".attn", m = path + ".mlp";
-    auto h = run_layer(path + ".attn_norm", attn_norm, x);                        // [B, T, D]
-    auto q = heads_first(run_layer(a + ".q_proj", attn->q_proj, h), spec.heads);  // [B, H, T, hd]
-    auto k =
-        heads_first(run_layer(a + ".k_proj", attn->k_proj, h), spec.kv_heads);  // [B, KV, T, hd]
-    auto v = heads_first(run_layer(a + ".v_proj", attn->v_proj, h), spec.kv_heads);
+    auto h = run_layer(path + ".attn_norm", attn_norm, x);  // [B, T, D]
+    auto q =
+        heads_first(run_projection(a + ".q_proj", attn->q_proj, h), spec.heads);  // [B, H, T, hd]
+    auto k = heads_first(run_projection(a + ".k_proj", attn->k_proj, h),
+                         spec.kv_heads);  // [B, KV, T, hd]
+    auto v = heads_first(run_projection(a + ".v_proj", attn->v_proj, h), spec.kv_heads);
     torch::Tensor context;
     {
       LayerScope scope(a);
@@ -309,7 +343,7 @@ struct DecoderBlockImpl : nn::Module {
       context = scope.output(grouped_attention(q, keys, values, kv != nullptr ? start : 0, true,
                                                spec.dropout, is_training()));  // [B, T, H hd]
     }
-    auto out = run_layer(a + ".o_proj", attn->o_proj, context);  // [B, T, D]
+    auto out = run_projection(a + ".o_proj", attn->o_proj, context);  // [B, T, D]
     {
       LayerScope scope(a);
       x = scope.output(x + dropped(out));
@@ -317,16 +351,16 @@ struct DecoderBlockImpl : nn::Module {
     h = run_layer(path + ".mlp_norm", mlp_norm, x);  // [B, T, D]
     torch::Tensor inner;
     if (spec.swiglu) {
-      auto gate = run_layer(m + ".gate_proj", mlp->gate_proj, h);  // [B, T, F]
-      auto up = run_layer(m + ".up_proj", mlp->up_proj, h);        // [B, T, F]
+      auto gate = run_projection(m + ".gate_proj", mlp->gate_proj, h);  // [B, T, F]
+      auto up = run_projection(m + ".up_proj", mlp->up_proj, h);        // [B, T, F]
       LayerScope scope(m);
       inner = scope.output(torch::silu(gate) * up);
     } else {
-      auto up = run_layer(m + ".up_proj", mlp->up_proj, h);  // [B, T, F]
+      auto up = run_projection(m + ".up_proj", mlp->up_proj, h);  // [B, T, F]
       LayerScope scope(m);
       inner = scope.output(torch::gelu(up, "tanh"));  // GPT-2's tanh approximation
     }
-    auto down = run_layer(m + ".down_proj", mlp->down_proj, inner);  // [B, T, D]
+    auto down = run_projection(m + ".down_proj", mlp->down_proj, inner);  // [B, T, D]
     LayerScope scope(m);
     return scope.output(x + dropped(down));  // [B, T, D]
   }
@@ -385,9 +419,9 @@ torch::Tensor DecoderLmImpl::hidden(const torch::Tensor& tokens, int64_t start, 
 
 torch::Tensor DecoderLmImpl::logits(const torch::Tensor& hidden_states) {
   auto x = run_layer("norm", norm, hidden_states);  // [..., D]
-  if (!spec.tied) return run_layer("lm_head", lm_head, x);
+  if (!spec.tied) return run_projection("lm_head", lm_head, x);
   LayerScope scope("lm_head");
-  return scope.output(F::linear(x, embed_tokens->weight));  // [..., V]
+  return scope.output(decoder_linear(x, embed_tokens->weight, torch::Tensor()));  // [..., V]
 }
 
 torch::Tensor DecoderLmImpl::sequence_logits(const torch::Tensor& tokens) {
