@@ -10,8 +10,8 @@
 #include "plumb/analysis/comparison_identity.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/core/errors.h"
-#include "plumb/core/mode.h"
 #include "plumb/core/text.h"
+#include "plumb/platform/environment.h"
 
 namespace plumb::jobs {
 namespace {
@@ -31,9 +31,10 @@ std::string characterize_decode_size(const store::StoredRun& r) {
 // The fit's bandwidth over the DRAM triad ceiling of the newest probe of the runs' machine at
 // their thread count; 0 without one.
 double characterize_triad_fraction(const store::StoredRun& run, double bytes_per_s,
-                                   const std::vector<store::StoredProbe>& probes) {
-  const store::StoredProbe* probe = analysis::newest_probe_of(run.environment, probes);
-  if (probe == nullptr || !std::isfinite(bytes_per_s)) return 0;
+                                   const store::ResultsStore& db) {
+  const auto probe =
+      db.latest_probe(platform::machine_key(run.environment), /*thorough_only=*/false);
+  if (!probe || !std::isfinite(bytes_per_s)) return 0;
   try {
     const auto dram = analysis::level_bandwidths(probe->document, "dram", run.threads);
     return dram.triad > 0 ? bytes_per_s / dram.triad : 0;
@@ -70,9 +71,10 @@ std::optional<CharacterizeKvCache> characterize_kv_cache(const store::StoredMemo
   return c;
 }
 
-std::optional<CharacterizeDecode> characterize_decode(
-    const std::vector<store::StoredRun>& runs, const std::string& workload,
-    const std::string& decode_tag, const std::vector<store::StoredProbe>& probes) {
+std::optional<CharacterizeDecode> characterize_decode(const store::ResultsStore& db,
+                                                      const std::vector<store::StoredRun>& runs,
+                                                      const std::string& workload,
+                                                      const std::string& decode_tag) {
   // The newest run that ran per setting: a sweep resumed after a failure has both.
   std::map<std::string, const store::StoredRun*> newest;
   std::map<std::string, analysis::DecodeTokenCount> counts;
@@ -103,8 +105,7 @@ std::optional<CharacterizeDecode> characterize_decode(
       tpot.push_back(p.tpot_s);
     }
     d.fit = analysis::fit_decode_roof(bytes, tpot);
-    d.triad_fraction =
-        characterize_triad_fraction(*newest.begin()->second, d.fit->bytes_per_s, probes);
+    d.triad_fraction = characterize_triad_fraction(*newest.begin()->second, d.fit->bytes_per_s, db);
   }
   return d;
 }

@@ -16,6 +16,7 @@
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/store/probe_record.h"
 #include "plumb/store/profile_records.h"
+#include "plumb/store/results_store.h"
 #include "plumb/store/run_record.h"
 
 namespace plumb::jobs {
@@ -50,9 +51,11 @@ struct CharacterizeDecode {
   double triad_fraction = 0;  // fit BW over the probe's DRAM triad; 0 without a probe
 };
 
-// From the runs of `workload` stored under `decode_tag`; nullopt when none ran.
-std::optional<CharacterizeDecode> characterize_decode(
-    const std::vector<store::StoredRun>& runs, const std::string& workload,
-    const std::string& decode_tag, const std::vector<store::StoredProbe>& probes);
+// From `runs` (db's) of `workload` stored under `decode_tag`, set against the newest probe of
+// their machine in `db`; nullopt when none ran.
+std::optional<CharacterizeDecode> characterize_decode(const store::ResultsStore& db,
+                                                      const std::vector<store::StoredRun>& runs,
+                                                      const std::string& workload,
+                                                      const std::string& decode_tag);
 
 }  // namespace plumb::jobs

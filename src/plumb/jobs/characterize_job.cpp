@@ -116,7 +116,7 @@ void read_characterize_pass(const store::ResultsStore& db, const CharacterizeJob
     auto& s = by_workload[w->info.name];
     s.workload = w->info.name;
     add_characterize_bounds(s, probes);
-    s.decode = characterize_decode(runs, w->info.name, characterize_decode_tag(tag), probes);
+    s.decode = characterize_decode(db, runs, w->info.name, characterize_decode_tag(tag));
     result.workloads.push_back(std::move(s));
   }
   result.cross_set = characterize_cross_set_views(db, tag, options.workloads, options.threads);
