@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <utility>
 
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/cli/commands.h"
@@ -87,9 +88,7 @@ jobs::FusionJobOptions fusion_job_options(const FusionFlags& f) {
   o.profile = f.profile;
   o.no_realize = f.no_realize;
   o.check_seconds = f.check_seconds;
-  o.db = f.measure.db;
-  o.tag = f.measure.tag;
-  return o;
+  return storing_per(std::move(o), f.measure);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // plumb gemm: parses the options of the GEMM census (jobs/gemm_job.h: the shapes the workloads
 // run, against a square one, measured per precision), runs the job and prints its result.
 #include <ostream>
+#include <utility>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
@@ -87,9 +88,7 @@ jobs::GemmJobOptions gemm_job_options(const GemmFlags& f) {
   o.acc16 = f.acc16;
   o.acc16.seed = f.measure.run.seed;
   o.threads = f.measure.run.threads;
-  o.db = f.measure.db;
-  o.tag = f.measure.tag;
-  return o;
+  return storing_per(std::move(o), f.measure);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <utility>
 
 #include "plumb/cli/byte_size.h"
 #include "plumb/cli/commands.h"
@@ -88,9 +89,7 @@ jobs::MemoryJobOptions memory_job_options(MemoryFlags& flags) {
         flags.measure.dtypes, options.size()));
   job.run = std::move(options.front());
   job.warmup_steps = flags.warmup_steps;
-  job.db = flags.measure.db;
-  job.tag = flags.measure.tag;
-  return job;
+  return storing_per(std::move(job), flags.measure);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // parses and prints; the work is jobs/precision_job.h, its output jobs/precision_report.h.
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
@@ -62,9 +63,7 @@ jobs::PrecisionJobOptions precision_job_options(const PrecisionFlags& f) {
   o.by_layer = f.by == "layer";
   o.max_error = f.max_error;
   o.max_plan_steps = f.max_plan_steps;
-  o.db = f.measure.db;
-  o.tag = f.measure.tag;
-  return o;
+  return storing_per(std::move(o), f.measure);
 }
 
 }  // namespace

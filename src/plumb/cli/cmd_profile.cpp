@@ -5,6 +5,7 @@
 // jobs/profile_job.h, the output jobs/profile_report.h.
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plumb/analysis/breakdown.h"
@@ -79,9 +80,7 @@ jobs::ProfileJobOptions profile_job_options(const ProfileFlags& flags) {
   }
   job.steps = flags.steps;
   job.trace = flags.trace;
-  job.db = flags.measure.db;
-  job.tag = flags.measure.tag;
-  return job;
+  return storing_per(std::move(job), flags.measure);
 }
 
 }  // namespace

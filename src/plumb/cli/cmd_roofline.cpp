@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <utility>
 
 #include "plumb/analysis/breakdown.h"
 #include "plumb/analysis/profile_roofline.h"
@@ -70,9 +71,7 @@ jobs::RooflineJobOptions roofline_job_options(const RooflineFlags& f) {
   job.run = plan.front();
   job.steps = f.steps;
   job.refresh_probe = f.refresh_probe;
-  job.db = f.measure.db;
-  job.tag = f.measure.tag;
-  return job;
+  return storing_per(std::move(job), f.measure);
 }
 
 }  // namespace

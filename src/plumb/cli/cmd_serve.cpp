@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "plumb/cli/commands.h"
 #include "plumb/cli/config_options.h"
@@ -123,9 +124,7 @@ jobs::ServeJob serve_job_from(const Workload& w, const ServeFlags& f, const Serv
     checked.run = o;
     run::validate_serve_options(checked);
   }
-  job.db = f.measure.db;
-  job.tag = f.measure.tag;
-  return job;
+  return storing_per(std::move(job), f.measure);
 }
 
 }  // namespace

@@ -54,4 +54,13 @@ extern const char* const kOperatorTimesOnTheHost;
 std::vector<run::RunOptions> make_options(const Workload& w, const Config& config, Mode mode,
                                           const MeasureFlags& flags);
 
+// A job's options (any with `db` and `tag`) storing into --db under --tag of `flags`: what every
+// job that stores its results takes from the shared options.
+template <typename JobOptions>
+JobOptions storing_per(JobOptions options, const MeasureFlags& flags) {
+  options.db = flags.db;
+  options.tag = flags.tag;
+  return options;
+}
+
 }  // namespace plumb::cli
