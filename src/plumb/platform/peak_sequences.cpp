@@ -29,8 +29,16 @@
 namespace plumb::platform {
 namespace {
 
-#define PLUMB_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define PLUMB_REP16(X) PLUMB_REP12(X) X(12) X(13) X(14) X(15)
+// X(i, args...) for each accumulator chain i.
+// clang-format off
+#define PLUMB_REP12(X, ...)                                                                  \
+  X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__)  \
+  X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__)  \
+  X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+#define PLUMB_REP16(X, ...)                                                                  \
+  PLUMB_REP12(X, __VA_ARGS__) X(12, __VA_ARGS__) X(13, __VA_ARGS__) X(14, __VA_ARGS__)       \
+  X(15, __VA_ARGS__)
+// clang-format on
 
 #if defined(__x86_64__)
 
@@ -46,200 +54,104 @@ __attribute__((target("avx512f"))) double first_and_last(__m512d v) {
   _mm512_store_pd(lanes, v);
   return lanes[0] + lanes[7];
 }
+__attribute__((target("avx512f"))) double first_and_last(__m512i v) {
+  return first_and_last(_mm512_castsi512_ps(v));
+}
+__attribute__((target("avx"))) double first_and_last(__m256 v) {
+  float lanes[8];
+  _mm256_storeu_ps(lanes, v);
+  return lanes[0] + lanes[7];
+}
+__attribute__((target("avx"))) double first_and_last(__m256d v) {
+  double lanes[4];
+  _mm256_storeu_pd(lanes, v);
+  return lanes[0] + lanes[3];
+}
+// The int32 lanes 0 and 7 added (AVX2).
+#define PLUMB_EPI32_ENDS(v) (_mm256_extract_epi32(v, 0) + _mm256_extract_epi32(v, 7))
+// No FMA below AVX2: a dependent multiply then add.
+#define PLUMB_MUL_ADD_PS(acc, a, b) _mm_add_ps(_mm_mul_ps(acc, a), b)
+#define PLUMB_MUL_ADD_PD(acc, a, b) _mm_add_pd(_mm_mul_pd(acc, a), b)
+
+// Every kernel below is this loop: CHAINS (PLUMB_REP12 or PLUMB_REP16) independent accumulators
+// of type VEC, chain i starting at SET1(BASE + i); each trip steps every chain by
+// acc = STEP(acc, a, b); then the chains are summed with ADD from ZERO and the sum goes to the
+// sink through first_and_last or REDUCE. The trailing arguments declare the operands a and b.
+#define PLUMB_CHAIN_INIT(i, VEC, SET1, BASE) VEC acc##i = SET1(BASE + (i));
+#define PLUMB_CHAIN_STEP(i, STEP) acc##i = STEP(acc##i, a, b);
+#define PLUMB_CHAIN_FOLD(i, ADD) sum = ADD(sum, acc##i);
+#define PLUMB_CHAIN_KERNEL(NAME, TARGET, CHAINS, VEC, SET1, BASE, STEP, ADD, ZERO, REDUCE, ...) \
+  __attribute__((target(TARGET))) void NAME(uint64_t iterations, volatile double* sink) {       \
+    __VA_ARGS__;                                                                                \
+    CHAINS(PLUMB_CHAIN_INIT, VEC, SET1, BASE)                                                   \
+    for (uint64_t it = 0; it < iterations; ++it) {                                              \
+      CHAINS(PLUMB_CHAIN_STEP, STEP)                                                            \
+    }                                                                                           \
+    VEC sum = ZERO;                                                                             \
+    CHAINS(PLUMB_CHAIN_FOLD, ADD)                                                               \
+    *sink = REDUCE(sum);                                                                        \
+  }
 
 // acc = acc * 0.999 + 0.001 converges to 1: no overflow, no denormals (which would be slow).
-
-__attribute__((target("avx512f"))) void fp32_avx512(uint64_t iterations, volatile double* sink) {
-  const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f);
-#define PLUMB_INIT(i) __m512 acc##i = _mm512_set1_ps(1.0f + (i));
-#define PLUMB_STEP(i) acc##i = _mm512_fmadd_ps(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm512_add_ps(sum, acc##i);
-  PLUMB_REP16(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP16(PLUMB_STEP)
-  }
-  __m512 sum = _mm512_setzero_ps();
-  PLUMB_REP16(PLUMB_FOLD)
-  *sink = first_and_last(sum);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
-
-// 12 accumulators: AVX2 has 16 ymm registers and a, b need two.
-__attribute__((target("avx2,fma"))) void fp32_avx2(uint64_t iterations, volatile double* sink) {
-  const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f);
-#define PLUMB_INIT(i) __m256 acc##i = _mm256_set1_ps(1.0f + (i));
-#define PLUMB_STEP(i) acc##i = _mm256_fmadd_ps(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm256_add_ps(sum, acc##i);
-  PLUMB_REP12(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP12(PLUMB_STEP)
-  }
-  __m256 sum = _mm256_setzero_ps();
-  PLUMB_REP12(PLUMB_FOLD)
-  float lanes[8];
-  _mm256_storeu_ps(lanes, sum);
-  *sink = lanes[0] + lanes[7];
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
-
-// No FMA: a dependent multiply then add per chain (SSE2 is the x86-64 baseline).
-void fp32_sse2(uint64_t iterations, volatile double* sink) {
-  const __m128 a = _mm_set1_ps(0.999f), b = _mm_set1_ps(0.001f);
-#define PLUMB_INIT(i) __m128 acc##i = _mm_set1_ps(1.0f + (i));
-#define PLUMB_STEP(i) acc##i = _mm_add_ps(_mm_mul_ps(acc##i, a), b);
-#define PLUMB_FOLD(i) sum = _mm_add_ps(sum, acc##i);
-  PLUMB_REP12(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP12(PLUMB_STEP)
-  }
-  __m128 sum = _mm_setzero_ps();
-  PLUMB_REP12(PLUMB_FOLD)
-  *sink = _mm_cvtss_f32(sum);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
-
-__attribute__((target("avx512f"))) void fp64_avx512(uint64_t iterations, volatile double* sink) {
-  const __m512d a = _mm512_set1_pd(0.999), b = _mm512_set1_pd(0.001);
-#define PLUMB_INIT(i) __m512d acc##i = _mm512_set1_pd(1.0 + (i));
-#define PLUMB_STEP(i) acc##i = _mm512_fmadd_pd(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm512_add_pd(sum, acc##i);
-  PLUMB_REP16(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP16(PLUMB_STEP)
-  }
-  __m512d sum = _mm512_setzero_pd();
-  PLUMB_REP16(PLUMB_FOLD)
-  *sink = first_and_last(sum);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
-
-__attribute__((target("avx2,fma"))) void fp64_avx2(uint64_t iterations, volatile double* sink) {
-  const __m256d a = _mm256_set1_pd(0.999), b = _mm256_set1_pd(0.001);
-#define PLUMB_INIT(i) __m256d acc##i = _mm256_set1_pd(1.0 + (i));
-#define PLUMB_STEP(i) acc##i = _mm256_fmadd_pd(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm256_add_pd(sum, acc##i);
-  PLUMB_REP12(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP12(PLUMB_STEP)
-  }
-  __m256d sum = _mm256_setzero_pd();
-  PLUMB_REP12(PLUMB_FOLD)
-  double lanes[4];
-  _mm256_storeu_pd(lanes, sum);
-  *sink = lanes[0] + lanes[3];
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
-
-void fp64_sse2(uint64_t iterations, volatile double* sink) {
-  const __m128d a = _mm_set1_pd(0.999), b = _mm_set1_pd(0.001);
-#define PLUMB_INIT(i) __m128d acc##i = _mm_set1_pd(1.0 + (i));
-#define PLUMB_STEP(i) acc##i = _mm_add_pd(_mm_mul_pd(acc##i, a), b);
-#define PLUMB_FOLD(i) sum = _mm_add_pd(sum, acc##i);
-  PLUMB_REP12(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP12(PLUMB_STEP)
-  }
-  __m128d sum = _mm_setzero_pd();
-  PLUMB_REP12(PLUMB_FOLD)
-  *sink = _mm_cvtsd_f64(sum);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
+// 12 accumulators on AVX2 and SSE2: 16 ymm/xmm registers, and a, b need two.
+PLUMB_CHAIN_KERNEL(fp32_avx512, "avx512f", PLUMB_REP16, __m512, _mm512_set1_ps, 1.0f,
+                   _mm512_fmadd_ps, _mm512_add_ps, _mm512_setzero_ps(), first_and_last,
+                   const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(0.001f))
+PLUMB_CHAIN_KERNEL(fp32_avx2, "avx2,fma", PLUMB_REP12, __m256, _mm256_set1_ps, 1.0f,
+                   _mm256_fmadd_ps, _mm256_add_ps, _mm256_setzero_ps(), first_and_last,
+                   const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(0.001f))
+PLUMB_CHAIN_KERNEL(fp32_sse2, "sse2", PLUMB_REP12, __m128, _mm_set1_ps, 1.0f, PLUMB_MUL_ADD_PS,
+                   _mm_add_ps, _mm_setzero_ps(), _mm_cvtss_f32,
+                   const __m128 a = _mm_set1_ps(0.999f), b = _mm_set1_ps(0.001f))
+PLUMB_CHAIN_KERNEL(fp64_avx512, "avx512f", PLUMB_REP16, __m512d, _mm512_set1_pd, 1.0,
+                   _mm512_fmadd_pd, _mm512_add_pd, _mm512_setzero_pd(), first_and_last,
+                   const __m512d a = _mm512_set1_pd(0.999), b = _mm512_set1_pd(0.001))
+PLUMB_CHAIN_KERNEL(fp64_avx2, "avx2,fma", PLUMB_REP12, __m256d, _mm256_set1_pd, 1.0,
+                   _mm256_fmadd_pd, _mm256_add_pd, _mm256_setzero_pd(), first_and_last,
+                   const __m256d a = _mm256_set1_pd(0.999), b = _mm256_set1_pd(0.001))
+PLUMB_CHAIN_KERNEL(fp64_sse2, "sse2", PLUMB_REP12, __m128d, _mm_set1_pd, 1.0, PLUMB_MUL_ADD_PD,
+                   _mm_add_pd, _mm_setzero_pd(), _mm_cvtsd_f64,
+                   const __m128d a = _mm_set1_pd(0.999), b = _mm_set1_pd(0.001))
 
 // acc += x*y + x*(-y) per lane: the pair products cancel, so the accumulators stay finite
-// however long the loop runs, and the hardware still does every multiply and add.
-__attribute__((target("avx512f,avx512bf16"))) void bf16_avx512(uint64_t iterations,
-                                                               volatile double* sink) {
-  const __m512 x = _mm512_set1_ps(1.5f), y = _mm512_set1_ps(0.25f);
-  // Lanes alternate (1.5, 1.5) and (0.25, -0.25) within each bf16 pair.
-  const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
-  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_sub_ps(_mm512_setzero_ps(), y), y);
-#define PLUMB_INIT(i) __m512 acc##i = _mm512_set1_ps(1.0f + (i));
-#define PLUMB_STEP(i) acc##i = _mm512_dpbf16_ps(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm512_add_ps(sum, acc##i);
-  PLUMB_REP16(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP16(PLUMB_STEP)
-  }
-  __m512 sum = _mm512_setzero_ps();
-  PLUMB_REP16(PLUMB_FOLD)
-  *sink = first_and_last(sum);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
+// however long the loop runs, and the hardware still does every multiply and add. Lanes
+// alternate (1.5, 1.5) and (0.25, -0.25) within each bf16 pair.
+PLUMB_CHAIN_KERNEL(bf16_avx512, "avx512f,avx512bf16", PLUMB_REP16, __m512, _mm512_set1_ps, 1.0f,
+                   _mm512_dpbf16_ps, _mm512_add_ps, _mm512_setzero_ps(), first_and_last,
+                   const __m512 x = _mm512_set1_ps(1.5f), y = _mm512_set1_ps(0.25f);
+                   const __m512bh a = _mm512_cvtne2ps_pbh(x, x);
+                   const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_sub_ps(_mm512_setzero_ps(), y), y))
 
 #if PLUMB_HAVE_AVX512FP16_INTRINSICS
-// fp16 constants as bit patterns (0x3BFE = 0.999, 0x1419 = 0.001): avoids relying on
-// _Float16 support in the C++ front end.
-__attribute__((target("avx512f,avx512fp16"))) void fp16_avx512(uint64_t iterations,
-                                                               volatile double* sink) {
-  const __m512h a = _mm512_castsi512_ph(_mm512_set1_epi16(0x3BFE));
-  const __m512h b = _mm512_castsi512_ph(_mm512_set1_epi16(0x1419));
-#define PLUMB_INIT(i) __m512h acc##i = _mm512_castsi512_ph(_mm512_set1_epi16(0x3C00 + (i)));
-#define PLUMB_STEP(i) acc##i = _mm512_fmadd_ph(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm512_add_ph(sum, acc##i);
-  PLUMB_REP16(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP16(PLUMB_STEP)
-  }
-  __m512h sum = _mm512_castsi512_ph(_mm512_setzero_si512());
-  PLUMB_REP16(PLUMB_FOLD)
-  *sink = first_and_last(_mm512_castph_ps(sum));
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
+// fp16 constants as bit patterns (0x3BFE = 0.999, 0x1419 = 0.001, 0x3C00 = 1): avoids relying
+// on _Float16 support in the C++ front end.
+__attribute__((target("avx512f,avx512fp16"))) double first_and_last(__m512h v) {
+  return first_and_last(_mm512_castph_ps(v));
 }
-
+#define PLUMB_FP16_BITS(bits) _mm512_castsi512_ph(_mm512_set1_epi16(bits))
+PLUMB_CHAIN_KERNEL(fp16_avx512, "avx512f,avx512fp16", PLUMB_REP16, __m512h, PLUMB_FP16_BITS, 0x3C00,
+                   _mm512_fmadd_ph, _mm512_add_ph, _mm512_castsi512_ph(_mm512_setzero_si512()),
+                   first_and_last, const __m512h a = PLUMB_FP16_BITS(0x3BFE),
+                   b = PLUMB_FP16_BITS(0x1419))
+#undef PLUMB_FP16_BITS
 #endif  // PLUMB_HAVE_AVX512FP16_INTRINSICS
 
 // int32 accumulators wrap around harmlessly (vpdpbusd does not saturate).
-__attribute__((target("avx512f,avx512vnni"))) void int8_avx512_vnni(uint64_t iterations,
-                                                                    volatile double* sink) {
-  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
-#define PLUMB_INIT(i) __m512i acc##i = _mm512_set1_epi32(i);
-#define PLUMB_STEP(i) acc##i = _mm512_dpbusd_epi32(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm512_add_epi32(sum, acc##i);
-  PLUMB_REP16(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP16(PLUMB_STEP)
-  }
-  __m512i sum = _mm512_setzero_si512();
-  PLUMB_REP16(PLUMB_FOLD)
-  *sink = first_and_last(_mm512_castsi512_ps(sum));
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
+PLUMB_CHAIN_KERNEL(int8_avx512_vnni, "avx512f,avx512vnni", PLUMB_REP16, __m512i, _mm512_set1_epi32,
+                   0, _mm512_dpbusd_epi32, _mm512_add_epi32, _mm512_setzero_si512(), first_and_last,
+                   const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2))
+PLUMB_CHAIN_KERNEL(int8_avx_vnni, "avx2,avxvnni", PLUMB_REP12, __m256i, _mm256_set1_epi32, 0,
+                   _mm256_dpbusd_avx_epi32, _mm256_add_epi32, _mm256_setzero_si256(),
+                   PLUMB_EPI32_ENDS, const __m256i a = _mm256_set1_epi8(3),
+                   b = _mm256_set1_epi8(-2))
 
-__attribute__((target("avx2,avxvnni"))) void int8_avx_vnni(uint64_t iterations,
-                                                           volatile double* sink) {
-  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
-#define PLUMB_INIT(i) __m256i acc##i = _mm256_set1_epi32(i);
-#define PLUMB_STEP(i) acc##i = _mm256_dpbusd_avx_epi32(acc##i, a, b);
-#define PLUMB_FOLD(i) sum = _mm256_add_epi32(sum, acc##i);
-  PLUMB_REP12(PLUMB_INIT)
-  for (uint64_t it = 0; it < iterations; ++it) {
-    PLUMB_REP12(PLUMB_STEP)
-  }
-  __m256i sum = _mm256_setzero_si256();
-  PLUMB_REP12(PLUMB_FOLD)
-  *sink = _mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 7);
-#undef PLUMB_INIT
-#undef PLUMB_STEP
-#undef PLUMB_FOLD
-}
+#undef PLUMB_CHAIN_KERNEL
+#undef PLUMB_CHAIN_INIT
+#undef PLUMB_CHAIN_STEP
+#undef PLUMB_CHAIN_FOLD
+#undef PLUMB_MUL_ADD_PS
+#undef PLUMB_MUL_ADD_PD
+#undef PLUMB_EPI32_ENDS
 
 // Without VNNI: vpmaddubsw (u8 x s8 -> pairwise-summed s16), vpmaddwd with ones (-> s32),
 // vpaddd into the accumulator; what compilers and oneDNN emit on AVX2. Four chains, each with
