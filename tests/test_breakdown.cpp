@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "plumb/core/errors.h"
+#include "usage_error_check.h"
 
 namespace plumb::analysis {
 namespace {
@@ -79,14 +80,7 @@ TEST(ParseGroupBy, AcceptsTheThreeViews) {
 
 TEST(ParseGroupBy, RejectsOthersNamingTheValidValues) {
   for (const std::string bad : {"", "Op", "ops", "scope"}) {
-    try {
-      parse_group_by(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const UsageError& e) {
-      const std::string message = e.what();
-      EXPECT_NE(message.find("'" + bad + "'"), std::string::npos) << message;
-      EXPECT_NE(message.find("op, category, layer"), std::string::npos) << message;
-    }
+    expect_usage_error([&] { parse_group_by(bad); }, {"'" + bad + "'", "op, category, layer"});
   }
 }
 

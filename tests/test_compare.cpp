@@ -15,6 +15,7 @@
 #include "plumb/store/profile_records.h"
 #include "plumb/store/run_record.h"
 #include "stored_runs.h"
+#include "usage_error_check.h"
 
 namespace plumb::analysis {
 namespace {
@@ -592,12 +593,7 @@ TEST_F(CompareSources, BadInputIsAUsageErrorNamingTheFix) {
   other.workload = "fake/other";
   store("p.db", other);
   auto expect_error = [](const ComparisonRequest& q, const std::string& needle) {
-    try {
-      compare_sources(q);
-      ADD_FAILURE() << "no error; expected one mentioning " << needle;
-    } catch (const UsageError& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
+    expect_usage_error([&] { compare_sources(q); }, {needle});
   };
   auto unknown = request("p.db", "p.db");
   unknown.a.run_ids = {1};

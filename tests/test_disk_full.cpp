@@ -19,6 +19,7 @@
 #include "cli_fixture.h"
 #include "plumb/core/errors.h"
 #include "plumb/store/rows.h"
+#include "usage_error_check.h"
 
 namespace plumb {
 namespace {
@@ -129,16 +130,13 @@ TEST_F(Cli, ExportToAFullStandardOutputFails) {
 // A write that fails keeps the measurement: its summary is in the error the user sees.
 TEST(StoreWriteFailure, TheErrorCarriesTheMeasurement) {
   const SQLite::Exception busy("database is locked", SQLITE_BUSY);
-  try {
-    store::detail::rethrow_save_error(busy, "run of autoenc", "/tmp/x.db",
-                                      "123.4 samples/s, median step 0.01 s over 20 steps");
-    FAIL() << "rethrow_save_error returned";
-  } catch (const UsageError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("nothing of it was stored"), std::string::npos) << what;
-    EXPECT_NE(what.find("[measured: 123.4 samples/s"), std::string::npos) << what;
-    EXPECT_NE(what.find("another process holds the database locked"), std::string::npos) << what;
-  }
+  expect_usage_error(
+      [&] {
+        store::detail::rethrow_save_error(busy, "run of autoenc", "/tmp/x.db",
+                                          "123.4 samples/s, median step 0.01 s over 20 steps");
+      },
+      {"nothing of it was stored", "[measured: 123.4 samples/s",
+       "another process holds the database locked"});
 }
 
 // The line a lost run leaves: its figures and reproducer, or why it did not succeed.

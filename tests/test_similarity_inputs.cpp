@@ -11,6 +11,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/store/profile_records.h"
 #include "stored_profile_util.h"
+#include "usage_error_check.h"
 
 namespace plumb::analysis {
 namespace {
@@ -119,14 +120,8 @@ TEST_F(SimilarityInputs, TooFewProfilesSaysHowToCreateThem) {
   save_cnn("resnet");
   SimilarityQuery q;
   q.mode = "train";
-  try {
-    profile_vectors(*store_, q);
-    FAIL() << "expected UsageError";
-  } catch (const UsageError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("1 finished profile(s)"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("plumb profile W --mode train --db"), std::string::npos) << msg;
-  }
+  expect_usage_error([&] { profile_vectors(*store_, q); },
+                     {"1 finished profile(s)", "plumb profile W --mode train --db"});
 }
 
 TEST_F(SimilarityInputs, RefusesUnknownByAndMode) {

@@ -29,6 +29,7 @@
 #include "plumb/store/run_record.h"
 #include "plumb/store/sweep_records.h"
 #include "stored_profile_util.h"
+#include "usage_error_check.h"
 
 namespace plumb::store {
 namespace {
@@ -269,16 +270,9 @@ void write_text(const std::string& path, const std::string& text) {
 
 // Opening must throw UsageError whose message names the path (one actionable line).
 std::string expect_refused(const std::string& path, bool read_only) {
-  try {
-    ResultsStore::open(path, read_only);
-  } catch (const UsageError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(path), std::string::npos) << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "opening " << path << " was not refused";
-  return "";
+  const std::string msg = expect_usage_error([&] { ResultsStore::open(path, read_only); }, {path});
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  return msg;
 }
 
 TEST_F(StoreTest, RoundTripKeepsEveryField) {
@@ -479,12 +473,7 @@ TEST_F(StoreTest, ExportCsvQuotesFields) {
             "1,measure,0,0.1\n1,measure,1,0.11\n1,measure,2,0.09\n1,measure,3,0.1\n");
 
   std::ostringstream ignored;
-  try {
-    export_csv(*store, "sampels", ignored);
-    ADD_FAILURE() << "unknown table accepted";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("runs, samples"), std::string::npos) << e.what();
-  }
+  expect_usage_error([&] { export_csv(*store, "sampels", ignored); }, {"runs, samples"});
 }
 
 TEST_F(StoreTest, EmptyFileIsInitialised) {
@@ -543,16 +532,8 @@ TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
       store_with_one_run(file("damaged.db"), "UPDATE runs SET warnings_json = '[\"unterminated'");
   for (const bool read_only : {true, false}) {
     auto store = ResultsStore::open(db, read_only);
-    try {
-      store->load_runs(false);
-      ADD_FAILURE() << "a damaged run was loaded";
-    } catch (const UsageError& e) {
-      const std::string message = e.what();
-      EXPECT_NE(message.find("cannot read the runs in results database '" + db + "'"),
-                std::string::npos)
-          << message;
-      EXPECT_NE(message.find("damaged"), std::string::npos) << message;
-    }
+    expect_usage_error([&] { store->load_runs(false); },
+                       {"cannot read the runs in results database '" + db + "'", "damaged"});
     EXPECT_TRUE(store->load_sweeps().empty());
   }
 }
@@ -562,14 +543,8 @@ TEST_F(StoreTest, DamagedRecordsAreRefusedNamingTheFileAndWhatWasRead) {
 TEST_F(StoreTest, AStoredDtypeOutsideTheTableIsADamagedRecord) {
   const std::string db = store_with_one_run(file("fp8.db"), "UPDATE runs SET dtype = 'fp8'");
   auto store = ResultsStore::open(db, /*read_only=*/true);
-  try {
-    store->load_runs(false);
-    ADD_FAILURE() << "a run of an unknown dtype was loaded";
-  } catch (const UsageError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("'fp8' is no dtype plumb knows"), std::string::npos) << message;
-    EXPECT_NE(message.find("damaged"), std::string::npos) << message;
-  }
+  expect_usage_error([&] { store->load_runs(false); },
+                     {"'fp8' is no dtype plumb knows", "damaged"});
 }
 
 // Schema 12 stores what a record did on purpose as fields: the testing aid's step delay (a

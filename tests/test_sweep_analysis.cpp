@@ -11,6 +11,7 @@
 #include "plumb/analysis/stored_sweep_points.h"
 #include "plumb/analysis/sweep_analysis.h"
 #include "plumb/core/errors.h"
+#include "usage_error_check.h"
 
 namespace plumb::analysis {
 namespace {
@@ -18,20 +19,6 @@ namespace {
 SweepPoint point(std::map<std::string, double> params, std::map<std::string, double> metrics,
                  std::string group = "paradnn_fc") {
   return SweepPoint{std::move(params), std::move(metrics), std::move(group)};
-}
-
-// Runs `fn`, expects a UsageError whose message contains every string of `parts`.
-template <typename Fn>
-void expect_usage_error(Fn fn, const std::vector<std::string>& parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "no UsageError";
-  } catch (const UsageError& e) {
-    const std::string message = e.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-    }
-  }
 }
 
 // FC grid: layers {1, 2} x nodes {8, 16} x batch {32, 64}; metric = layers*100 + nodes + batch/32
