@@ -63,8 +63,6 @@ std::string op_compute_dtype(const std::string& signature) {
 }
 
 std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by) {
-  if (by == GroupBy::kCategory)
-    throw UsageError("a roofline groups by op or layer (a category mixes unrelated operators)");
   std::map<std::string, WorkItem> groups;
   std::map<std::string, double> dtype_flops;  // the FLOPs behind each group's dtype so far
   for (const profile::OpStat& op : profile.ops) {
@@ -85,6 +83,14 @@ std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by
   }
   std::sort(out.begin(), out.end(),
             [](const WorkItem& a, const WorkItem& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+std::map<std::string, Placement> place_rows(const profile::StepProfile& profile, GroupBy by,
+                                            const Ceilings& ceilings) {
+  std::map<std::string, Placement> out;
+  for (const WorkItem& item : work_items(profile, by))
+    out.emplace(item.name, place(item, ceilings));
   return out;
 }
 

@@ -23,13 +23,19 @@ namespace plumb::analysis {
 // masks) or it has none.
 std::string op_compute_dtype(const std::string& signature);
 
-// One item per breakdown group (op or layer; category is refused: a category has no single
-// footprint). Its dtype is that of its costed operator with the most FLOPs. Time = self time of
-// every operator in the group (as the breakdown counts it); FLOPs and bytes = its costed
-// operators'; footprint = the largest bytes one costed call touches (bytes per call); reported as
-// footprint_level, while a measured item's level comes from its achieved data rate (see
-// roofline.h).
+// One item per breakdown group (op, category or layer: the breakdown's rows). Its dtype is that
+// of its costed operator with the most FLOPs. Time = self time of every operator in the group
+// (as the breakdown counts it); FLOPs and bytes = its costed operators'; footprint = the largest
+// bytes one costed call touches (bytes per call); reported as footprint_level, while a measured
+// item's level comes from its achieved data rate (see roofline.h). plumb roofline itself places
+// ops or layers only: a category mixes unrelated operators, so its one footprint level would say
+// little, but its measured rate still places it.
 std::vector<WorkItem> work_items(const profile::StepProfile& profile, GroupBy by);
+
+// Every breakdown row of `profile` grouped `by`, placed on `ceilings` as plumb roofline places
+// it (work_items, then place), by row name: the bound column of plumb profile.
+std::map<std::string, Placement> place_rows(const profile::StepProfile& profile, GroupBy by,
+                                            const Ceilings& ceilings);
 // The whole step: every operator's work, the step's wall time (framework overhead included,
 // so utilisation is the honest TBD eq. 2 figure).
 WorkItem step_item(const profile::StepProfile& profile, const std::string& name);

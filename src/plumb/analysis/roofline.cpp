@@ -5,13 +5,17 @@
 #include "plumb/analysis/roofline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "plumb/analysis/input_checks.h"
 #include "plumb/core/errors.h"
+#include "plumb/core/text.h"
 
 namespace plumb::analysis {
 namespace {
@@ -148,6 +152,7 @@ Placement place(const WorkItem& item, const Ceilings& ceilings, double overhead_
   const double ridge = peak / level.bytes_per_s;
   const bool compute_bound = p.intensity >= ridge;
   const std::string predicted = compute_bound ? kCompute : kMemoryPrefix + level.level;
+  p.predicted_bound = predicted;
 
   if (!has_work) {
     // Time spent without any costed work is overhead by definition; every rate is exactly 0.
@@ -191,6 +196,25 @@ double ridge_intensity(const Ceilings& ceilings, const std::string& level) {
     known += (known.empty() ? "" : ", ") + roof.level;
   }
   throw UsageError("roofline: unknown memory level '" + level + "'; known: " + known);
+}
+
+std::string roof_words(const Placement& p, const Ceilings& ceilings) {
+  if (p.predicted_bound.rfind(kMemoryPrefix, 0) == 0) {
+    std::string level = p.predicted_bound.substr(std::string(kMemoryPrefix).size());
+    std::transform(level.begin(), level.end(), level.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return level + " bandwidth";
+  }
+  // An item without a dtype of its own was placed under the ceilings' own peak.
+  if (!p.dtype.empty() && ceilings.by_dtype.count(p.dtype) > 0) return p.dtype + " roof";
+  const auto words = split(ceilings.peak_source, ' ');
+  return (words.empty() || words.front().empty() ? "compute" : words.front()) + " roof";
+}
+
+std::string bound_text(const Placement& p, const Ceilings& ceilings) {
+  if (p.flops <= 0 && p.bytes <= 0) return p.bound + " (no costed work)";
+  if (!std::isfinite(p.roof_fraction)) return p.bound + " (not timed)";
+  return fmt::format("{} {:.0f}% of {}", p.bound, p.roof_fraction * 100, roof_words(p, ceilings));
 }
 
 WorkItem sum_items(const std::vector<WorkItem>& items, std::string name) {

@@ -63,8 +63,11 @@ struct Placement {
   std::vector<RoofAt> roofs;  // one per memory level, in Ceilings order
   double roof = 0;            // attainable FLOP/s at `level`
   std::string bound;          // "compute", "memory:<level>" or "overhead"
-  double roof_fraction = 0;   // achieved / roof at `level`
-  double utilisation = 0;     // achieved_flops / peak (TBD eq. 2)
+  // The bound the intensity predicts at `level` ("compute" or "memory:<level>"): the roof
+  // roof_fraction is of. Equals `bound` unless "overhead" replaced it.
+  std::string predicted_bound;
+  double roof_fraction = 0;  // achieved / roof at `level`
+  double utilisation = 0;    // achieved_flops / peak (TBD eq. 2)
   // achieved_bytes_per_s / the DRAM roof (the unlimited level, level_for_footprint's choice
   // for any size): how near a memory-bound item (a decode's GEMV) runs to main memory's
   // bandwidth, whatever level its rate places it at. 0 without work, NaN unmeasured.
@@ -118,6 +121,16 @@ const MemoryRoof& level_for_footprint(double footprint_bytes, const Ceilings& ce
 // Intensity (FLOP/byte) where `level`'s bandwidth roof meets the compute roof: peak / bandwidth.
 // Throws UsageError for an unknown level (naming the known ones) or invalid ceilings.
 double ridge_intensity(const Ceilings& ceilings, const std::string& level);
+
+// The roof a placement's roof_fraction is of, in words: "DRAM bandwidth", "L2 bandwidth" for
+// a memory roof; "fp32 roof" for a compute roof (the item's dtype when the ceilings have a roof
+// for it, else the ceilings' own, the first word of peak_source).
+std::string roof_words(const Placement& p, const Ceilings& ceilings);
+
+// A placement in one cell: "memory:dram 46% of DRAM bandwidth", "compute 31% of fp32 roof",
+// "overhead 3% of L2 bandwidth"; "overhead (no costed work)" without work, and
+// "memory:dram (not timed)" for an unmeasured item.
+std::string bound_text(const Placement& p, const Ceilings& ceilings);
 
 // One item for a whole model step (or any group): flops, bytes and seconds summed; footprint =
 // the largest item footprint, because items run one after another and reuse the same memory,

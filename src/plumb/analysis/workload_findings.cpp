@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/phase_profile.h"
 #include "plumb/analysis/profile_roofline.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/ratio_interval.h"
@@ -31,18 +32,50 @@ Shares sorted_shares(const std::map<std::string, double>& shares) {
   return out;
 }
 
-// "DRAM bandwidth", "L2 bandwidth", "fp32 roof": the roof a placement is bound by.
-std::string roof_words(const Placement& p, const Ceilings& ceilings) {
-  if (p.bound.rfind("memory:", 0) == 0) {
-    std::string level = p.bound.substr(7);
-    std::transform(level.begin(), level.end(), level.begin(), ::toupper);
-    return level + " bandwidth";
+// "compute-bound at 92% of the fp32 roof", "memory-bound at 74% of the DRAM bandwidth".
+std::string roof_clause(const std::string& bound, double roof_fraction, const std::string& roof) {
+  const std::string kind = bound == "compute" ? "compute-bound" : "memory-bound";
+  // Above the roof: a kernel faster than the probe's (e.g. Winograd convolution does fewer
+  // FLOPs than the cost model counts) or a roof measured low; the placement still holds.
+  return fmt::format("{} at {} of the {}{}", kind, percent(roof_fraction), roof,
+                     roof_fraction > 1.02 ? " (above the probed roof)" : "");
+}
+
+// A generation's prompt length from a stored config: gpt2's and llama's prompt, ParaDnn's
+// transformer's context; 0 when it names none.
+double stored_prompt_length(const nlohmann::ordered_json& config) {
+  for (const char* key : {"prompt", "context"}) {
+    const auto it = config.find(key);
+    if (it != config.end() && it->is_number()) return it->get<double>();
   }
-  // An item without a dtype of its own was placed under the ceilings' own peak.
-  const std::string dtype = !p.dtype.empty() && ceilings.by_dtype.count(p.dtype) > 0
-                                ? p.dtype
-                                : split(ceilings.peak_source, ' ').front();
-  return dtype + " roof";
+  return 0;
+}
+
+PhaseFinding phase_finding(const store::StoredProfile& stored, const PhaseTime& t,
+                           const Ceilings* ceilings) {
+  PhaseFinding f;
+  f.phase = t.phase;
+  f.calls = t.calls;
+  const auto batch = static_cast<double>(stored.batch);
+  f.tokens =
+      t.phase == Phase::kDecode ? batch * t.calls : batch * stored_prompt_length(stored.config);
+  const profile::StepProfile phase = phase_profile(stored.result.profile, t.phase);
+  const WorkItem whole = step_item(phase, phase_name(t.phase));
+  const double per = f.tokens > 0 ? f.tokens : t.calls;
+  f.bytes_per_token = per > 0 ? whole.bytes / per : 0;
+  f.flops_per_token = per > 0 ? whole.flops / per : 0;
+  if (ceilings == nullptr) {
+    f.clause = "not placed: no ceilings of this machine stored (plumb probe --quick)";
+    return f;
+  }
+  const Placement p = place(whole, *ceilings);
+  f.bound = p.bound;
+  f.roof_fraction = p.roof_fraction;
+  f.roof = roof_words(p, *ceilings);
+  f.clause = p.bound == "overhead" ? fmt::format("bound by overhead, reaching only {} of its {}",
+                                                 percent(p.roof_fraction), f.roof)
+                                   : roof_clause(p.bound, p.roof_fraction, f.roof);
+  return f;
 }
 
 // "step", or "operator time" when operators overlapped on several threads.
@@ -67,11 +100,7 @@ std::string clause_for_top(const BoundFinding& f) {
         "{} and reaches only {} of its {}: bound by overhead (dispatch, latency or too little "
         "work per call), not by the hardware",
         head, percent(f.roof_fraction), f.roof);
-  const std::string kind = f.bound == "compute" ? "compute-bound" : "memory-bound";
-  // Above the roof: a kernel faster than the probe's (e.g. Winograd convolution does fewer
-  // FLOPs than the cost model counts) or a roof measured low; the placement still holds.
-  return fmt::format("{}, {} at {} of the {}{}", head, kind, percent(f.roof_fraction), f.roof,
-                     f.roof_fraction > 1.02 ? " (above the probed roof)" : "");
+  return fmt::format("{}, {}", head, roof_clause(f.bound, f.roof_fraction, f.roof));
 }
 
 }  // namespace
@@ -86,11 +115,18 @@ Shares category_time_shares(const profile::StepProfile& profile) {
   return out;
 }
 
+const store::StoredProbe* newest_probe_of(const platform::Environment& environment,
+                                          const std::vector<store::StoredProbe>& probes) {
+  const store::StoredProbe* newest = nullptr;  // probes come in id order
+  const std::string machine = platform::machine_key(environment);
+  for (const auto& candidate : probes)
+    if (candidate.machine == machine) newest = &candidate;
+  return newest;
+}
+
 std::optional<Ceilings> profile_ceilings(const store::StoredProfile& profile,
                                          const std::vector<store::StoredProbe>& probes) {
-  const store::StoredProbe* newest = nullptr;  // probes come in id order
-  for (const auto& candidate : probes)
-    if (candidate.machine == platform::machine_key(profile.environment)) newest = &candidate;
+  const store::StoredProbe* newest = newest_probe_of(profile.environment, probes);
   if (newest == nullptr) return std::nullopt;
   try {
     return ceilings_from_probe(newest->document, "fp32", profile.threads, PeakKind::kInstruction);
@@ -167,6 +203,14 @@ BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* 
     clauses.push_back("no ceilings of this machine stored to place it on (plumb probe --quick)");
   f.sentence = join(clauses, "; ");
   return f;
+}
+
+std::vector<PhaseFinding> phase_findings(const store::StoredProfile& profile,
+                                         const Ceilings* ceilings) {
+  std::vector<PhaseFinding> out;
+  for (const auto& t : phase_times(profile.result.profile))
+    out.push_back(phase_finding(profile, t, ceilings));
+  return out;
 }
 
 Shares top_operator_types(const profile::StepProfile& profile, size_t n) {

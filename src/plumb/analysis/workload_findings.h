@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "plumb/analysis/roofline.h"
+#include "plumb/core/generation.h"
+#include "plumb/platform/environment.h"
 #include "plumb/profile/memory_breakdown.h"
 #include "plumb/profile/op_profile.h"
 #include "plumb/store/precision_records.h"
@@ -20,6 +22,11 @@
 #include "plumb/store/results_store.h"
 
 namespace plumb::analysis {
+
+// The newest of `probes` (in id order, as the store loads them) measured on the machine a record
+// with `environment` ran on (platform::machine_key); nullptr when none.
+const store::StoredProbe* newest_probe_of(const platform::Environment& environment,
+                                          const std::vector<store::StoredProbe>& probes);
 
 // The roofs a stored profile is placed on: the newest of `probes` measured on the profile's
 // machine (platform::machine_key), its fp32 instruction peaks and bandwidths at the profile's
@@ -54,6 +61,29 @@ struct BoundFinding {
 // `ceilings` may be null (no probe of the machine): the finding then names the dominant
 // category and the overhead only, and says how to get the roofs.
 BoundFinding bound_finding(const profile::StepProfile& profile, const Ceilings* ceilings);
+
+// One phase of a generation (a generative model's inference profile, phase_profile.h): its costed
+// work per token and the phase as one item on the roofs, placed as plumb roofline places it (its
+// wall time per step, framework overhead included), for a card's "decode: reads 2.2 GiB per
+// token, memory-bound at 74% of the DRAM bandwidth".
+struct PhaseFinding {
+  Phase phase = Phase::kPrefill;
+  // Per step: a decode call makes one token per request (batch x calls); a prefill reads batch x
+  // prompt tokens (config key prompt, or context for ParaDnn's transformer); 0 when the config
+  // names no prompt length, and the figures below are then per call.
+  double tokens = 0;
+  double calls = 0;            // per step
+  double bytes_per_token = 0;  // the phase's operator bytes per step / tokens (or per call)
+  double flops_per_token = 0;  // the same for FLOPs
+  std::string bound;           // "compute", "memory:<level>", "overhead"; "" without ceilings
+  double roof_fraction = 0;    // achieved / that roof (bound_text's percentage)
+  std::string roof;            // roof_words: "DRAM bandwidth", "fp32 roof"
+  std::string clause;          // "memory-bound at 74% of the DRAM bandwidth"
+};
+// The phases the profile timed, in order; empty for a profile of no generation. `ceilings` may be
+// null: the clause then says what to run for roofs.
+std::vector<PhaseFinding> phase_findings(const store::StoredProfile& profile,
+                                         const Ceilings* ceilings);
 
 // Each category's share of the step's wall time (framework overhead as its own part), or of
 // operator time when operators overlapped on several threads (their time exceeds the step).

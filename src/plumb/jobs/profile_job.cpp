@@ -7,11 +7,15 @@
 
 #include <fmt/format.h>
 
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/analysis/workload_findings.h"
 #include "plumb/core/atomic_file.h"
 #include "plumb/core/clock.h"
+#include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/json_text.h"
 #include "plumb/jobs/stored_or_fresh_profile.h"
+#include "plumb/platform/probe.h"
 #include "plumb/profile/trace_file.h"
 #include "plumb/store/profile_records.h"
 
@@ -90,7 +94,37 @@ ProfileJobResult run_profile_job(const ProfileJobOptions& options,
   }
   r.passes = db->load_profiles(r.group);
   compare_profile_passes(options.modes, r);
+  place_on_stored_roofs(*db, r);
   return r;
+}
+
+void place_on_stored_roofs(const store::ResultsStore& db, ProfileJobResult& r) {
+  r.roofs.clear();
+  r.probe_id = 0;
+  r.roofs_note.clear();
+  const auto probes = db.load_probes();
+  for (const auto& p : r.passes) {
+    r.roofs.emplace_back();
+    const auto* probe = analysis::newest_probe_of(p.environment, probes);
+    if (probe == nullptr) {
+      r.roofs_note = fmt::format(
+          "no probe of this machine is stored in {}; plumb probe --quick --db {} measures one",
+          r.db_path, r.db_path);
+    } else if (probe->document.value("plumb_probe_version", 0) != platform::kProbeDocumentVersion) {
+      r.roofs_note = fmt::format(
+          "probe #{} was stored by an older plumb; plumb probe --quick --refresh --db {} measures "
+          "it again",
+          probe->id, r.db_path);
+    } else {
+      try {
+        r.roofs.back() = analysis::ceilings_from_probe(probe->document, dtype_name(p.dtype),
+                                                       p.threads, analysis::PeakKind::kInstruction);
+        r.probe_id = probe->id;
+      } catch (const UsageError& e) {
+        r.roofs_note = fmt::format("probe #{} gives no roofs: {}", probe->id, e.what());
+      }
+    }
+  }
 }
 
 }  // namespace plumb::jobs

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plumb/analysis/breakdown.h"
+#include "plumb/analysis/roofline.h"
 #include "plumb/core/generation.h"
 #include "plumb/core/mode.h"
 #include "plumb/run/runner.h"
@@ -40,11 +41,22 @@ struct ProfileJobResult {
   std::vector<std::pair<std::string, std::vector<analysis::ScalingFit>>> scaling;
   std::optional<analysis::ModeComparison> train_vs_infer;  // both modes ran ok
   std::optional<Phase> phase;                              // as asked for
+  // The roofs each pass's rows are placed on (analysis::place_rows), one per pass in order: the
+  // newest probe of the pass's machine stored in the database, at the pass's dtype and threads.
+  // A profile measures no probe (that takes minutes): without a usable one an entry is nullopt
+  // and `roofs_note` says why and what to run, once for all passes.
+  std::vector<std::optional<analysis::Ceilings>> roofs;
+  int64_t probe_id = 0;  // the probe the roofs are from; 0: none
+  std::string roofs_note;
   bool all_ok = true;
 };
 
 // Throws UsageError, before anything is measured, when --trace's directory cannot be written.
 // `progress` gets each pass's lines (stored_or_fresh_profile.h) and where its trace went.
 ProfileJobResult run_profile_job(const ProfileJobOptions& options, const run::ProgressFn& progress);
+
+// Fills result.roofs, probe_id and roofs_note for result.passes from the probes stored in `db`
+// (run_profile_job's last step; nothing is measured).
+void place_on_stored_roofs(const store::ResultsStore& db, ProfileJobResult& result);
 
 }  // namespace plumb::jobs

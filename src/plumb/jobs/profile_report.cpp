@@ -1,9 +1,13 @@
 // plumb profile's reporters (see profile_report.h).
 #include "plumb/jobs/profile_report.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "plumb/analysis/phase_profile.h"
+#include "plumb/analysis/profile_roofline.h"
+#include "plumb/analysis/roofline.h"
 #include "plumb/core/json_number.h"
 #include "plumb/report/text_table.h"
 #include "plumb/store/profile_records.h"
@@ -15,10 +19,25 @@ using report::format_number;
 using report::format_percent;
 using report::format_seconds;
 
-// The breakdown of `prof` (a whole step, or one phase of a generation: phase_profile.h) into `j`.
+// A row's place on the roofs (bound, the roof in words, the fraction of it reached); nulls
+// without roofs.
+void add_bound_json(nlohmann::ordered_json& row, const analysis::Placement* p,
+                    const analysis::Ceilings* roofs) {
+  row["bound"] = row["roof"] = row["roof_fraction"] = nullptr;
+  if (p == nullptr || roofs == nullptr) return;
+  row["bound"] = p->bound;
+  if (p->flops <= 0 && p->bytes <= 0) return;  // no costed work: on no roof
+  row["roof"] = analysis::roof_words(*p, *roofs);
+  row["roof_fraction"] = json_number(p->roof_fraction);
+}
+
+// The breakdown of `prof` (a whole step, or one phase of a generation: phase_profile.h) into `j`,
+// each row placed on `roofs` when there are roofs.
 void add_breakdown_json(nlohmann::ordered_json& j, const profile::StepProfile& prof,
-                        const ProfileView& view) {
+                        const ProfileView& view, const analysis::Ceilings* roofs) {
   const auto b = analysis::breakdown(prof, view.by);
+  const auto placed = roofs ? analysis::place_rows(prof, view.by, *roofs)
+                            : std::map<std::string, analysis::Placement>{};
   const auto curve = analysis::cumulative_curve(prof);
   double flops = 0, bytes = 0;
   for (const auto& row : b.rows) {
@@ -37,16 +56,19 @@ void add_breakdown_json(nlohmann::ordered_json& j, const profile::StepProfile& p
   j["rows"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < b.rows.size() && (view.top == 0 || i < view.top); ++i) {
     const auto& row = b.rows[i];
-    j["rows"].push_back({{"name", row.name},
-                         {"time_s", row.time_s},
-                         {"time_share", json_number(row.time_share)},
-                         {"calls", row.calls},
-                         {"flops", row.flops},
-                         {"bytes", row.bytes},
-                         {"gflops_per_s", row.gflops_per_s},
-                         {"gbytes_per_s", row.gbytes_per_s},
-                         {"intensity", row.intensity},
-                         {"uncosted_time_s", row.uncosted_time_s}});
+    nlohmann::ordered_json r = {{"name", row.name},
+                                {"time_s", row.time_s},
+                                {"time_share", json_number(row.time_share)},
+                                {"calls", row.calls},
+                                {"flops", row.flops},
+                                {"bytes", row.bytes},
+                                {"gflops_per_s", row.gflops_per_s},
+                                {"gbytes_per_s", row.gbytes_per_s},
+                                {"intensity", row.intensity},
+                                {"uncosted_time_s", row.uncosted_time_s}};
+    const auto at = placed.find(row.name);
+    add_bound_json(r, at == placed.end() ? nullptr : &at->second, roofs);
+    j["rows"].push_back(std::move(r));
   }
   nlohmann::ordered_json cum = nlohmann::ordered_json::array();
   for (size_t i = 0; i < curve.names.size(); ++i)
@@ -58,19 +80,20 @@ void add_breakdown_json(nlohmann::ordered_json& j, const profile::StepProfile& p
 // One phase of a generation: its time per step and per call (a decode call makes one token),
 // and its own breakdown, with shares of the phase's time.
 nlohmann::ordered_json phase_json(const profile::StepProfile& prof, const analysis::PhaseTime& t,
-                                  const ProfileView& view) {
+                                  const ProfileView& view, const analysis::Ceilings* roofs) {
   nlohmann::ordered_json j;
   j["phase"] = phase_name(t.phase);
   j["calls"] = t.calls;
   j["time_s"] = t.seconds;
   j["time_per_call_s"] = t.per_call_s();
-  add_breakdown_json(j, analysis::phase_profile(prof, t.phase), view);
+  add_breakdown_json(j, analysis::phase_profile(prof, t.phase), view, roofs);
   j["flops_per_call"] = t.calls > 0 ? j["flops"].get<double>() / t.calls : 0.0;
   j["bytes_per_call"] = t.calls > 0 ? j["bytes"].get<double>() / t.calls : 0.0;
   return j;
 }
 
-nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const ProfileView& view) {
+nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const ProfileView& view,
+                                         const analysis::Ceilings* roofs) {
   const auto& r = p.result;
   nlohmann::ordered_json j;
   j["profile_id"] = p.id;
@@ -86,17 +109,17 @@ nlohmann::ordered_json profile_pass_json(const store::StoredProfile& p, const Pr
       r.replayed_steps >= 0 ? nlohmann::ordered_json(r.replayed_steps) : nlohmann::ordered_json();
   if (r.status != run::RunStatus::kOk && r.profile.ops.empty()) return j;
   if (!analysis::has_phases(r.profile)) {
-    add_breakdown_json(j, r.profile, view);
+    add_breakdown_json(j, r.profile, view, roofs);
     return j;
   }
   // A generation: the pass's own rows are the phase asked for (the whole step for both), and
   // each phase shown has its own breakdown.
   j["phase"] = view.phase ? phase_name(*view.phase) : "both";
   add_breakdown_json(j, view.phase ? analysis::phase_profile(r.profile, *view.phase) : r.profile,
-                     view);
+                     view, roofs);
   j["phases"] = nlohmann::ordered_json::array();
   for (const auto& t : analysis::phase_times(r.profile, view.phase))
-    j["phases"].push_back(phase_json(r.profile, t, view));
+    j["phases"].push_back(phase_json(r.profile, t, view, roofs));
   return j;
 }
 
@@ -113,13 +136,17 @@ nlohmann::ordered_json scaling_fits_json(const std::vector<analysis::ScalingFit>
 }
 
 // The rows of `prof` (a step, or one phase); `per_call` > 0 (a phase's calls per step) adds
-// each row's time per call of the phase: a decode call makes one token.
+// each row's time per call of the phase: a decode call makes one token. With `roofs`, each
+// row's bound and the share of its roof it reached.
 void print_breakdown(std::ostream& out, const profile::StepProfile& prof, const ProfileView& view,
-                     double per_call) {
+                     double per_call, const analysis::Ceilings* roofs) {
   const auto b = analysis::breakdown(prof, view.by);
+  const auto placed = roofs ? analysis::place_rows(prof, view.by, *roofs)
+                            : std::map<std::string, analysis::Placement>{};
   std::vector<std::string> header = {"name", "time",    "share", "calls", "GFLOP",
                                      "MB",   "GFLOP/s", "GB/s",  "FLOP/B"};
   if (per_call > 0) header.insert(header.begin() + 2, "per call");
+  if (roofs) header.push_back("bound");
   report::TextTable t(header);
   const size_t limit = view.top == 0 ? 15 : view.top;
   for (size_t i = 0; i < b.rows.size() && i < limit; ++i) {
@@ -134,6 +161,10 @@ void print_breakdown(std::ostream& out, const profile::StepProfile& prof, const 
                                       format_number(row.gbytes_per_s, 2),
                                       format_number(row.intensity, 2)};
     if (per_call > 0) cells.insert(cells.begin() + 2, format_seconds(row.time_s / per_call));
+    if (roofs) {
+      const auto at = placed.find(row.name);
+      cells.push_back(at == placed.end() ? "" : analysis::bound_text(at->second, *roofs));
+    }
     t.add_row(cells);
   }
   std::vector<std::string> overhead(header.size(), "");
@@ -145,7 +176,8 @@ void print_breakdown(std::ostream& out, const profile::StepProfile& prof, const 
   if (b.rows.size() > limit) out << "(" << b.rows.size() - limit << " more rows; --top N)\n";
 }
 
-void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const ProfileView& view) {
+void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const ProfileView& view,
+                        const analysis::Ceilings* roofs) {
   const auto& r = p.result;
   out << fmt::format("\n{} {} batch {}, {} thread(s): {} step(s) observed, {} per step\n",
                      p.workload, p.mode, p.batch, p.threads, r.profile.steps,
@@ -153,7 +185,7 @@ void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const 
   if (r.status != run::RunStatus::kOk)
     out << "profile incomplete (" << run::status_name(r.status) << "): " << r.message << '\n';
   if (r.profile.ops.empty()) return;
-  if (!analysis::has_phases(r.profile)) print_breakdown(out, r.profile, view, 0);
+  if (!analysis::has_phases(r.profile)) print_breakdown(out, r.profile, view, 0, roofs);
   for (const auto& t : analysis::phase_times(r.profile, view.phase)) {
     out << fmt::format(
         "\n[{}] {} call(s) per step, {} per step, {} per call{}; shares are of "
@@ -161,7 +193,7 @@ void print_profile_pass(std::ostream& out, const store::StoredProfile& p, const 
         phase_name(t.phase), format_number(t.calls, 0), format_seconds(t.seconds),
         format_seconds(t.per_call_s()), t.phase == Phase::kDecode ? " (one token per request)" : "",
         phase_name(t.phase));
-    print_breakdown(out, analysis::phase_profile(r.profile, t.phase), view, t.calls);
+    print_breakdown(out, analysis::phase_profile(r.profile, t.phase), view, t.calls, roofs);
   }
   // The summary is of what was shown: the phase asked for, or the whole step.
   const profile::StepProfile shown = view.phase && analysis::has_phases(r.profile)
@@ -205,6 +237,23 @@ void print_train_vs_infer(std::ostream& out, const analysis::ModeComparison& c) 
   t.print(out);
 }
 
+// The roofs pass `i` is placed on, or nullptr (none stored, or a result built without them).
+const analysis::Ceilings* roofs_of_pass(const ProfileJobResult& result, size_t i) {
+  return i < result.roofs.size() && result.roofs[i] ? &*result.roofs[i] : nullptr;
+}
+
+// Once for all passes: what the bound column means, or why there is none and what to run.
+void print_roofs_legend(std::ostream& out, const ProfileJobResult& result) {
+  if (!result.roofs_note.empty()) out << "\nbound: not shown: " << result.roofs_note << '\n';
+  if (result.probe_id <= 0) return;
+  out << fmt::format(
+      "\nbound: each row on the roofs of probe #{} as plumb roofline places it: compute or "
+      "memory:<level> by its intensity against the ridge of its dtype's roof at the slowest "
+      "level fast enough for its data rate, overhead under 10% of that roof; the percentage is "
+      "of that roof\n",
+      result.probe_id);
+}
+
 }  // namespace
 
 nlohmann::ordered_json profile_json(const ProfileJobResult& result, const ProfileView& asked) {
@@ -215,8 +264,11 @@ nlohmann::ordered_json profile_json(const ProfileJobResult& result, const Profil
   out["batch"] = result.batch;
   out["by"] = view.by_name;
   out["group"] = result.group;
+  out["probe_id"] = result.probe_id > 0 ? nlohmann::ordered_json(result.probe_id) : nullptr;
+  out["roofs_note"] = result.roofs_note;
   out["passes"] = nlohmann::ordered_json::array();
-  for (const auto& p : result.passes) out["passes"].push_back(profile_pass_json(p, view));
+  for (size_t i = 0; i < result.passes.size(); ++i)
+    out["passes"].push_back(profile_pass_json(result.passes[i], view, roofs_of_pass(result, i)));
   out["scaling"] = nlohmann::ordered_json::object();
   for (const auto& [mode, fits] : result.scaling) out["scaling"][mode] = scaling_fits_json(fits);
   if (const auto& c = result.train_vs_infer) {
@@ -234,7 +286,9 @@ nlohmann::ordered_json profile_json(const ProfileJobResult& result, const Profil
 void print_profile(std::ostream& out, const ProfileJobResult& result, const ProfileView& asked) {
   ProfileView view = asked;
   view.phase = result.phase;
-  for (const auto& p : result.passes) print_profile_pass(out, p, view);
+  for (size_t i = 0; i < result.passes.size(); ++i)
+    print_profile_pass(out, result.passes[i], view, roofs_of_pass(result, i));
+  print_roofs_legend(out, result);
   for (const auto& [mode, fits] : result.scaling) {
     out << "\n[" << mode << "]";
     print_scaling_fits(out, fits);
