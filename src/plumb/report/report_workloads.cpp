@@ -1,7 +1,8 @@
 // The report's front page: one card per workload saying what it does to the machine, drawn
 // from the newest records of each kind (analysis/workload_findings.h): what bounds each
-// profiled mode and why, the step's time by operator category and its top operator types, the
-// memory mix at the step's peak, the fp32 throughput, and what each reduced precision gained.
+// profiled mode and why (a generation: each phase too, with its TTFT and TPOT), the step's time
+// by operator category and its top operator types, the memory mix at the step's peak, the fp32
+// throughput, and what each reduced precision gained.
 // A field whose record is missing says which command measures it.
 #include <map>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "plumb/analysis/workload_findings.h"
 #include "plumb/core/text.h"
+#include "plumb/report/generation_card.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 #include "plumb/store/precision_records.h"
@@ -103,6 +105,9 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
                               run.batch, run.threads));
   }
   card.subtitle = sub.empty() ? "no fp32 timed run stored" : join(sub, " · ");
+  const auto infer = r.runs.find("infer");
+  if (infer != r.runs.end())
+    if (auto field = generation_field(*infer->second)) card.fields.push_back(std::move(*field));
 
   // The mode that explains the workload first: training where it was profiled.
   const store::StoredProfile* main_profile = nullptr;
@@ -121,6 +126,9 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
     else
       text += ".";
     card.findings.push_back(text);
+    // A generation: what bounds each of its phases, one sentence each.
+    for (auto& line : phase_bound_findings(p, ceilings ? &*ceilings : nullptr))
+      card.findings.push_back(std::move(line));
   }
   if (main_profile == nullptr) {
     card.findings.push_back("What bounds it is unknown until an operator profile is stored.");
@@ -190,7 +198,10 @@ std::optional<Section> workloads_section(const ReportData& d) {
       "memory- or overhead-bound, and how close to that roof it runs), the time other "
       "categories spend memory-bound, and the framework's own time. The bars split the step's "
       "time by operator category and the memory at the step's peak by what the bytes are (hover "
-      "for each part). Precisions are inference throughput against fp32 with the output error.";
+      "for each part). Precisions are inference throughput against fp32 with the output error. A "
+      "generative model's card adds a line per phase of its generation (prefill, decode): the "
+      "bytes and FLOPs its operators move and compute per token, and the phase placed on the "
+      "roofs, with the time to first token and per output token of its newest run.";
   Section s{"workloads",
             "What each workload does to the machine",
             "From the newest fp32 timed runs, operator profiles, memory passes and precision "
