@@ -67,7 +67,7 @@ TEST_F(ReportGeneration, TheCardGivesTheGenerationsTtftAndTpot) {
   ASSERT_NE(field, nullptr);
   // TTFT 11 ms mean: 2 x 8 / 0.011 prefill tokens/s; TPOT 3 ms: 2 / 0.003 decode tokens/s.
   EXPECT_EQ(field->text,
-            "time to first token 11.00 ms (1.45e+03 prefill tokens/s), per output token 3.00 ms "
+            "time to first token 11.00 ms (1455 prefill tokens/s), per output token 3.00 ms "
             "(667 decode tokens/s)");
   EXPECT_FALSE(field->missing);
 }

@@ -16,7 +16,7 @@ namespace {
 
 // "2.2 GFLOP", "350 MFLOP", "12 kFLOP": a token's work at a readable scale.
 std::string flop_text(double flops) {
-  if (flops >= 1e9) return vl::number_text(flops / 1e9, 2) + " GFLOP";
+  if (flops >= 1e9) return vl::number_text(flops / 1e9, 3) + " GFLOP";
   if (flops >= 1e6) return vl::number_text(flops / 1e6, 3) + " MFLOP";
   if (flops >= 1e3) return vl::number_text(flops / 1e3, 3) + " kFLOP";
   return vl::number_text(flops, 3) + " FLOP";
@@ -48,12 +48,11 @@ std::optional<CardField> generation_field(const store::StoredRun& run) {
   field.label =
       fmt::format("Generation (batch {}, prompt {}, gen {})", g->batch, g->prompt, g->gen);
   field.text = fmt::format("time to first token {} ({} prefill tokens/s)",
-                           format_seconds(g->ttft.mean), vl::number_text(g->prefill_tokens_per_s));
-  field.text +=
-      std::isfinite(g->tpot.mean)
-          ? fmt::format(", per output token {} ({} decode tokens/s)", format_seconds(g->tpot.mean),
-                        vl::number_text(g->decode_tokens_per_s))
-          : "; gen 1 decodes nothing";
+                           format_seconds(g->ttft.mean), format_rate(g->prefill_tokens_per_s));
+  field.text += std::isfinite(g->tpot.mean)
+                    ? fmt::format(", per output token {} ({} decode tokens/s)",
+                                  format_seconds(g->tpot.mean), format_rate(g->decode_tokens_per_s))
+                    : "; gen 1 decodes nothing";
   return field;
 }
 

@@ -13,7 +13,7 @@
 #include "plumb/core/text.h"
 #include "plumb/report/generation_card.h"
 #include "plumb/report/report.h"
-#include "plumb/report/vega_lite.h"
+#include "plumb/report/text_table.h"
 #include "plumb/store/precision_records.h"
 #include "plumb/store/profile_records.h"
 #include "plumb/store/run_record.h"
@@ -82,11 +82,6 @@ std::map<std::string, WorkloadRecords> records_by_workload(const ReportData& d) 
   return by;
 }
 
-// 22159, 566, 1.18: whole units once there are enough of them (throughputs, MiB).
-std::string rate_text(double value) {
-  return value >= 100 ? fmt::format("{:.0f}", value) : vl::number_text(value, 3);
-}
-
 std::string profile_hint(const std::string& workload, const std::string& db) {
   return fmt::format("not profiled: plumb profile {} --db {}", workload, db);
 }
@@ -101,7 +96,7 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
     if (it == r.runs.end()) continue;
     const auto& run = *it->second;
     sub.push_back(fmt::format("{} {} {} (batch {}, {} threads)", mode,
-                              rate_text(run.result.throughput), run.result.throughput_unit,
+                              format_rate(run.result.throughput), run.result.throughput_unit,
                               run.batch, run.threads));
   }
   card.subtitle = sub.empty() ? "no fp32 timed run stored" : join(sub, " · ");
@@ -156,8 +151,8 @@ Card card_for(const std::string& workload, const WorkloadRecords& r, const Repor
     const auto mix = analysis::memory_mix(r.memory->result.breakdown);
     card.fields.push_back(
         {fmt::format("Memory at the {} step's peak: {} MiB (batch {})", r.memory->mode,
-                     rate_text(static_cast<double>(r.memory->result.breakdown.total_peak) /
-                               (1024.0 * 1024.0)),
+                     format_rate(static_cast<double>(r.memory->result.breakdown.total_peak) /
+                                 (1024.0 * 1024.0)),
                      r.memory->batch),
          analysis::shares_text(mix, 4), ShareBar{"memory", mix}, false});
   }

@@ -75,6 +75,11 @@ std::string format_duration(double seconds) {
                    : fmt::format("{}m{:02}s", s / 60, s % 60);
 }
 
+std::string format_rate(double value) {
+  if (!std::isfinite(value)) return "-";
+  return value >= 100 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
+}
+
 std::string format_bytes(double bytes) {
   if (std::isnan(bytes)) return "-";
   const double magnitude = std::fabs(bytes);

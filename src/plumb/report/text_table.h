@@ -30,6 +30,9 @@ std::string format_percent(double fraction, int decimals = 1);
 std::string format_duration(double seconds);
 // "25,557,032"
 std::string format_count(long long value);
+// "22159", "566", "1.18": whole units once there are enough of them (throughputs, token
+// rates, MiB), three significant digits below 100; "-" for NaN or infinity.
+std::string format_rate(double value);
 // "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB"; "-" for NaN.
 std::string format_bytes(double bytes);
 
