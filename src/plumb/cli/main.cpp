@@ -84,32 +84,29 @@ void add_commands(CLI::App& app, int& exit_code) {
   plumb::cli::add_report_command(app);
 }
 
+// An error's one line on stderr, "plumb: <what>", and the exit status it maps to.
+int error_status(const std::string& what, int status) {
+  std::cerr << "plumb: " << what << '\n';
+  return status;
+}
+
 // Parses and runs the command; an error becomes its exit status and one line on stderr.
 int run_command(CLI::App& app, int argc, char** argv, const int& exit_code) {
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "plumb: " << e.what() << " (see plumb --help)\n";
-    return 2;
+    return error_status(std::string(e.what()) + " (see plumb --help)", 2);
   } catch (const plumb::SaveError& e) {
     // Not bad usage: the work was done and its figures are in the message.
-    std::cerr << "plumb: " << e.what() << '\n';
-    return 3;
+    return error_status(e.what(), 3);
   } catch (const plumb::UsageError& e) {
-    std::cerr << "plumb: " << e.what() << '\n';
-    return 2;
+    return error_status(e.what(), 2);
   } catch (const c10::Error& e) {
-    std::cerr << "plumb: LibTorch error: " << e.what_without_backtrace() << '\n';
-    return 1;
+    return error_status(std::string("LibTorch error: ") + e.what_without_backtrace(), 1);
   } catch (const std::exception& e) {
-    std::cerr << "plumb: " << e.what() << '\n';
-    return 1;
+    return error_status(e.what(), 1);
   }
   return exit_code;
 }
