@@ -87,25 +87,16 @@ nlohmann::json probe_document() {
     return nlohmann::json::array(
         {{{"threads", 1}, {"flops", one}}, {{"threads", 2}, {"flops", two}}});
   };
+  auto peak = [](bool supported, const char* engine, const char* isa, const char* reason,
+                 nlohmann::json by_threads) {
+    return nlohmann::json{
+        {"supported", supported}, {"engine", engine},         {"isa", isa},
+        {"reason", reason},       {"by_threads", by_threads}, {"gemm", nlohmann::json::array()}};
+  };
   nlohmann::json peaks;
-  peaks["fp32"] = {{"supported", true},
-                   {"engine", "vector"},
-                   {"isa", "avx512 vfmadd231ps"},
-                   {"reason", ""},
-                   {"by_threads", rows(100e9, 200e9)},
-                   {"gemm", nlohmann::json::array()}};
-  peaks["int8"] = {{"supported", true},
-                   {"engine", "matrix"},
-                   {"isa", "amx tdpbusd"},
-                   {"reason", ""},
-                   {"by_threads", rows(4e12, 8e12)},
-                   {"gemm", nlohmann::json::array()}};
-  peaks["fp16"] = {{"supported", false},
-                   {"engine", "vector"},
-                   {"isa", ""},
-                   {"reason", "no avx512_fp16 on this CPU"},
-                   {"by_threads", nlohmann::json::array()},
-                   {"gemm", nlohmann::json::array()}};
+  peaks["fp32"] = peak(true, "vector", "avx512 vfmadd231ps", "", rows(100e9, 200e9));
+  peaks["int8"] = peak(true, "matrix", "amx tdpbusd", "", rows(4e12, 8e12));
+  peaks["fp16"] = peak(false, "vector", "", "no avx512_fp16 on this CPU", nlohmann::json::array());
   auto level = [](const char* name, int threads, double triad, int64_t cap, const char* merged) {
     return nlohmann::json{{"level", name},
                           {"threads", threads},
