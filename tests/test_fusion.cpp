@@ -1,16 +1,24 @@
 // Fusion mining tests: graph capture on a tiny hand-built model (its nodes, producers, views and
 // in-place ops known by hand), the fusion rules, mining and projection on a hand-built graph whose
 // patterns, counts and savings are computed here by hand, the graph's JSON form, and the fused
-// kernels (each computes what its unfused sequence computes).
+// kernels (each computes what its unfused sequence computes), and a fused-kernel check's round
+// trip through the store.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
 
 #include "plumb/analysis/fusion_mining.h"
 #include "plumb/analysis/fusion_realized.h"
+#include "plumb/platform/environment.h"
 #include "plumb/profile/fused_kernels.h"
 #include "plumb/profile/op_graph.h"
 #include "plumb/profile/op_observer.h"
+#include "plumb/store/profile_records.h"
+#include "plumb/store/results_store.h"
+#include "report_fixture.h"
+#include "scratch_dir.h"
 
 namespace plumb {
 namespace {
@@ -316,6 +324,51 @@ TEST(FusionMining, AHubWithManyFusibleNeighboursTakesPartInNoPattern) {
   const auto with_cat = analysis::mine_fusion(g, hand_ceilings(), wide);
   EXPECT_EQ(with_cat.hubs, 0);
   EXPECT_EQ(with_cat.patterns.front().text.find("cat") != std::string::npos, true);
+}
+
+}  // namespace
+}  // namespace plumb
+
+namespace plumb {
+namespace {
+
+class FusedCheckStore : public testing::ScratchDirTest {};
+
+// A stored fused-kernel check reads back with every column it was saved with (the graph too).
+TEST_F(FusedCheckStore, RoundTripKeepsEveryColumn) {
+  profile::FusedKernelCheck c;
+  c.kind = "conv_bn";
+  c.shapes = "conv2d([1, 3, 8, 8]); batch_norm([1, 4, 8, 8])";
+  c.unfused = "conv2d, batch_norm";
+  c.fused_op = "conv2d (batch norm folded into its weights)";
+  c.dtype = "Float";
+  c.threads = 3;
+  c.repetitions = 7;
+  c.unfused_s = 2.5e-4;
+  c.fused_s = 1.25e-4;
+  c.max_abs_diff = std::nan("");  // an undefined difference survives as NaN
+  c.unfused_graph.nodes.push_back(GraphNode{});
+  c.unfused_graph.nodes.back().name = "aten::conv2d";
+  auto store = store::ResultsStore::open((dir_ / "checks.db").string());
+  const int64_t id = store->save_fused_kernel_check(c, testing::report_environment());
+  const auto loaded = store->load_fused_kernel_checks();
+  ASSERT_EQ(loaded.size(), 1u);
+  const store::StoredFusedKernelCheck& s = loaded.front();
+  EXPECT_EQ(s.id, id);
+  EXPECT_FALSE(s.measured_at.empty());
+  EXPECT_EQ(s.machine, platform::machine_key(testing::report_environment()));
+  EXPECT_EQ(s.check.kind, c.kind);
+  EXPECT_EQ(s.check.shapes, c.shapes);
+  EXPECT_EQ(s.check.unfused, c.unfused);
+  EXPECT_EQ(s.check.fused_op, c.fused_op);
+  EXPECT_EQ(s.check.dtype, c.dtype);
+  EXPECT_EQ(s.check.threads, 3);
+  EXPECT_EQ(s.check.repetitions, 7);
+  EXPECT_DOUBLE_EQ(s.check.unfused_s, 2.5e-4);
+  EXPECT_DOUBLE_EQ(s.check.fused_s, 1.25e-4);
+  EXPECT_TRUE(std::isnan(s.check.max_abs_diff));
+  ASSERT_EQ(s.check.unfused_graph.nodes.size(), 1u);
+  EXPECT_EQ(s.check.unfused_graph.nodes.front().name, "aten::conv2d");
 }
 
 }  // namespace

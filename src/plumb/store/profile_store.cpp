@@ -33,6 +33,21 @@ const std::vector<detail::ColumnOf<OpStat>> kOpStatColumns = {
     {"bytes_read", &OpStat::bytes_read},
     {"bytes_written", &OpStat::bytes_written}};
 
+// fused_kernel_checks' columns of the check itself (besides id, time, machine, graph and
+// environment).
+using FusedCheck = profile::FusedKernelCheck;
+const std::vector<detail::ColumnOf<FusedCheck>> kFusedCheckColumns = {
+    {"kind", &FusedCheck::kind},
+    {"shapes", &FusedCheck::shapes},
+    {"unfused", &FusedCheck::unfused},
+    {"fused_op", &FusedCheck::fused_op},
+    {"dtype", &FusedCheck::dtype},
+    {"threads", &FusedCheck::threads},
+    {"repetitions", &FusedCheck::repetitions},
+    {"unfused_s", &FusedCheck::unfused_s},
+    {"fused_s", &FusedCheck::fused_s},
+    {"max_abs_diff", &FusedCheck::max_abs_diff}};
+
 }  // namespace
 namespace {
 
@@ -197,19 +212,9 @@ int64_t ResultsStore::save_fused_kernel_check(const profile::FusedKernelCheck& c
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const int64_t environment_id = detail::save_environment(*db_, environment);
-    const int64_t id = detail::Row()
-                           .text("measured_at", utc_now_iso8601())
-                           .text("machine", platform::machine_key(environment))
-                           .text("kind", c.kind)
-                           .text("shapes", c.shapes)
-                           .text("unfused", c.unfused)
-                           .text("fused_op", c.fused_op)
-                           .text("dtype", c.dtype)
-                           .integer("threads", c.threads)
-                           .integer("repetitions", c.repetitions)
-                           .real("unfused_s", c.unfused_s)
-                           .real("fused_s", c.fused_s)
-                           .real("max_abs_diff", c.max_abs_diff)
+    detail::Row row;
+    row.text("measured_at", utc_now_iso8601()).text("machine", platform::machine_key(environment));
+    const int64_t id = detail::write_columns(row, c, kFusedCheckColumns)
                            .text("graph_json", json_text(profile::graph_to_json(c.unfused_graph)))
                            .integer("environment_id", environment_id)
                            .insert_into(*db_, "fused_kernel_checks");
@@ -232,16 +237,7 @@ std::vector<StoredFusedKernelCheck> ResultsStore::load_fused_kernel_checks() con
           s.measured_at = q.getColumn("measured_at").getString();
           s.machine = q.getColumn("machine").getString();
           profile::FusedKernelCheck& c = s.check;
-          c.kind = q.getColumn("kind").getString();
-          c.shapes = q.getColumn("shapes").getString();
-          c.unfused = q.getColumn("unfused").getString();
-          c.fused_op = q.getColumn("fused_op").getString();
-          c.dtype = q.getColumn("dtype").getString();
-          c.threads = q.getColumn("threads").getInt();
-          c.repetitions = q.getColumn("repetitions").getInt();
-          c.unfused_s = q.getColumn("unfused_s").getDouble();
-          c.fused_s = q.getColumn("fused_s").getDouble();
-          c.max_abs_diff = detail::real_or_nan(q.getColumn("max_abs_diff"));
+          detail::read_columns(q, c, kFusedCheckColumns);
           try {
             c.unfused_graph = profile::graph_from_json(
                 nlohmann::json::parse(q.getColumn("graph_json").getString()));
