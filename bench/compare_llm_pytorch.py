@@ -37,6 +37,10 @@ parser.add_argument("--min-samples", type=int, default=5,
                     help="generations plumb (and so PyTorch) measure at least")
 parser.add_argument("--warmup-window", type=int, default=2,
                     help="plumb's steady-state window, in generations (three are compared)")
+parser.add_argument("--torch-gemv", action="store_true",
+                    help="PyTorch runs a batch-1 decode's products as GEMV (torch.addmv), the "
+                         "kernel plumb's decoder uses for a one-row product: the same kernels on "
+                         "both sides; without it PyTorch runs them as nn.Linear does")
 args = parser.parse_args()
 if args.gen < 2:
     sys.exit("--gen must be at least 2: decode needs a second output token")
@@ -75,7 +79,7 @@ def run_pytorch(warmup, iters):
                           "--preset", args.preset, "--prompt", str(args.prompt),
                           "--gen", str(args.gen), "--batch", str(args.batch),
                           "--threads", str(args.threads), "--warmup", str(warmup),
-                          "--iters", str(iters)],
+                          "--iters", str(iters)] + (["--gemv"] if args.torch_gemv else []),
                          check=True, capture_output=True, text=True, env=torch_env).stdout
     r = json.loads(out.strip().splitlines()[-1])
     # plumb's rates (run/generation_timing.cpp): batch x prompt / mean TTFT, and batch over the

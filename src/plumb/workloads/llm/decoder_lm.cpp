@@ -188,12 +188,18 @@ namespace {
 // product a decode token is bound by. Not under autocast, which bf16 and the int8 quantizer
 // both run under: bf16 autocast leaves addmv in fp32, and the quantizer's kernels serve
 // linear, addmm and matmul.
+// Every other product is aten::linear, not the C++ frontend's F::linear: F::linear multiplies
+// by weight.t(), a view, and CPU autocast caches only the bf16 copy of a weight that is not a
+// view, so under bf16 it cast every weight again at every call (a decode token read the fp32
+// weights and wrote their bf16 copies before reading those). aten::linear hands autocast the
+// weight itself.
 torch::Tensor decoder_linear(const torch::Tensor& x, const torch::Tensor& weight,
                              const torch::Tensor& bias) {
   const bool one_row = x.numel() == x.size(-1);
   if (!one_row || !x.is_cpu() || x.scalar_type() != torch::kFloat ||
       weight.scalar_type() != torch::kFloat || at::autocast::is_cpu_enabled())
-    return F::linear(x, weight, bias);
+    return torch::linear(x, weight,
+                         bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt);
   auto shape = x.sizes().vec();
   shape.back() = weight.size(0);
   const auto row = x.reshape({-1});                                                    // [I]
