@@ -13,6 +13,13 @@
 namespace plumb {
 namespace {
 
+// The error of `dtype` against the reference, in the reference's setting.
+run::ErrorAgainstFp32 error_in(const run::Fp32Reference& reference, Dtype dtype) {
+  run::RunOptions o = reference.setting();
+  o.dtype = dtype;
+  return reference.error_of(o);
+}
+
 run::RunOptions error_test_options(const Workload& w) {
   run::RunOptions o;
   o.workload = w.info.name;
@@ -74,16 +81,14 @@ TEST(PrecisionError, AFloatingWorkloadIsMeasuredByRelativeL2) {
   auto fp32 = reference.error_of(reference.setting());
   ASSERT_TRUE(fp32.outcome.ok());
   EXPECT_EQ(fp32.value, 0);
-  auto o = reference.setting();
-  o.dtype = Dtype::kBf16;
-  const auto bf16 = reference.error_of(o);
+  const auto bf16 = error_in(reference, Dtype::kBf16);
   ASSERT_TRUE(bf16.outcome.ok()) << bf16.outcome.reason;
   EXPECT_EQ(bf16.metric, run::kRelativeL2Metric);
   EXPECT_DOUBLE_EQ(bf16.value, bf16.error.relative_l2);
   EXPECT_GT(bf16.value, 0);
   EXPECT_LT(bf16.value, 0.1);
   EXPECT_EQ(bf16.error.examples,
-            static_cast<int64_t>(run::kErrorBatches) * o.config.get_int("batch"));
+            static_cast<int64_t>(run::kErrorBatches) * reference.setting().config.get_int("batch"));
 }
 
 TEST(PrecisionError, ATokenWorkloadIsMeasuredByTokenMismatch) {
@@ -91,9 +96,7 @@ TEST(PrecisionError, ATokenWorkloadIsMeasuredByTokenMismatch) {
   const run::Fp32Reference reference(w, error_test_options(w));
   ASSERT_TRUE(reference.captured()) << reference.note();
   EXPECT_STREQ(reference.metric(), run::kTokenMismatchMetric);
-  auto o = reference.setting();
-  o.dtype = Dtype::kBf16;
-  const auto bf16 = reference.error_of(o);
+  const auto bf16 = error_in(reference, Dtype::kBf16);
   ASSERT_TRUE(bf16.outcome.ok()) << bf16.outcome.reason;
   EXPECT_EQ(bf16.metric, run::kTokenMismatchMetric);
   EXPECT_DOUBLE_EQ(bf16.value, 1 - bf16.error.agreement);
@@ -114,9 +117,7 @@ TEST(PrecisionError, AGenerativeWorkloadIsMeasuredByTokensAndByItsLogitsAlongFp3
   EXPECT_EQ(fp32.error.measured_on, "logits");
   EXPECT_EQ(fp32.error.relative_l2, 0);
   EXPECT_EQ(fp32.value, 0);
-  auto o = reference.setting();
-  o.dtype = Dtype::kInt8;
-  const auto int8 = reference.error_of(o);
+  const auto int8 = error_in(reference, Dtype::kInt8);
   ASSERT_TRUE(int8.outcome.ok()) << int8.outcome.reason;
   EXPECT_EQ(int8.metric, run::kTokenMismatchMetric);
   EXPECT_EQ(int8.error.measured_on, "logits");
