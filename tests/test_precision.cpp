@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "fake_generative.h"
 #include "int8_test_util.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/precision.h"
@@ -17,6 +18,7 @@
 #include "plumb/run/engine_paths.h"
 #include "plumb/run/int8_quantizer.h"
 #include "plumb/run/output_error.h"
+#include "plumb/run/precision_session.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/step_loop.h"
 #include "plumb/workloads/all_workloads.h"
@@ -366,6 +368,31 @@ TEST(Precision, Int8QuantizesAGenerativeModelsProjectionsDynamically) {
   // Two blocks of q, k, v, o, gate, up, down, and the output projection.
   EXPECT_NE(summary.find("15 linear layers dynamic"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("static"), std::string::npos) << summary;
+}
+
+// bf16 inference casts a linear layer's weight once and reuses the cast: after the fp32 weight
+// changes in place, the layer still multiplies by the bf16 copy of the first call. Both paths
+// the C++ frontend's Linear takes (addmm for [N, I] with a bias, matmul without) pass the
+// weight transposed, a view autocast alone would cast again at every call.
+TEST(Precision, Bf16CastsALinearLayersWeightOnceThroughItsTranspose) {
+  testing::FakeGenerativeModel model(/*batch=*/1, /*prompt=*/2, /*gen=*/2);
+  run::RunOptions o;
+  o.mode = Mode::kInfer;
+  o.dtype = Dtype::kBf16;
+  run::PrecisionSession session(model, o);
+  session.begin({});
+  torch::NoGradGuard no_grad;
+  auto& linear = dynamic_cast<torch::nn::LinearImpl&>(model.module());
+  const auto x = torch::ones({1, testing::kFakeLmWidth});  // [1, W]
+  const auto with_bias = [&] { return linear.forward(x); };
+  const auto without_bias = [&] {
+    return torch::nn::functional::linear(x.view({1, 1, -1}), linear.weight);  // [1, 1, W]
+  };
+  const auto first = with_bias(), first_plain = without_bias();
+  EXPECT_EQ(first.scalar_type(), torch::kBFloat16);
+  linear.weight.add_(1.0);
+  EXPECT_TRUE(with_bias().equal(first));
+  EXPECT_TRUE(without_bias().equal(first_plain));
 }
 
 TEST(Precision, Fp16WithoutCpuKernelsIsUnsupportedWithTheOperator) {

@@ -35,13 +35,51 @@ torch::Tensor group_norm_in_fp32(const torch::Tensor& input, int64_t groups,
   return at::group_norm(x, groups, weight, bias, eps, cudnn_enabled);
 }
 
+torch::Tensor to_bf16(const torch::Tensor& t) {
+  return at::autocast::cached_cast(at::kBFloat16, t, c10::DeviceType::CPU);
+}
+
+// The bf16 operand autocast makes of a matrix product's second operand. The C++ frontend's
+// Linear multiplies by weight.t(), a view, and LibTorch 1.13's autocast caches only the casts of
+// leaves that are not views, so it cast the whole weight again at every call (each product read
+// the fp32 weight and wrote a bf16 copy first). The transpose of a parameter is cast through the
+// cache as the parameter itself, then transposed.
+torch::Tensor bf16_second_operand(const torch::Tensor& t) {
+  if (t.dim() == 2 && t.is_view() && t.scalar_type() == at::kFloat) {
+    const torch::Tensor base(t._base());
+    if (base.defined() && base.dim() == 2 && base.is_leaf() && base.requires_grad() &&
+        t.data_ptr() == base.data_ptr() && t.sizes() == base.t().sizes() &&
+        t.strides() == base.t().strides())
+      return to_bf16(base).t();
+  }
+  return to_bf16(t);
+}
+
+// addmm and matmul as CPU autocast runs them (every floating operand in bf16), with the second
+// operand cast as above.
+torch::Tensor bf16_addmm(const torch::Tensor& self, const torch::Tensor& mat1,
+                         const torch::Tensor& mat2, const at::Scalar& beta,
+                         const at::Scalar& alpha) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  return at::addmm(to_bf16(self), to_bf16(mat1), bf16_second_operand(mat2), beta, alpha);
+}
+
+torch::Tensor bf16_matmul(const torch::Tensor& self, const torch::Tensor& other) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  return at::matmul(to_bf16(self), bf16_second_operand(other));
+}
+
 }  // namespace
 
 // Registered for the session's lifetime only: a bf16 run adds it, fp32 and int8 runs never see it.
 struct Bf16AutocastAdditions {
   torch::Library library{torch::Library::IMPL, "aten", c10::DispatchKey::AutocastCPU, __FILE__,
                          __LINE__};
-  Bf16AutocastAdditions() { library.impl("group_norm", TORCH_FN(group_norm_in_fp32)); }
+  Bf16AutocastAdditions() {
+    library.impl("group_norm", TORCH_FN(group_norm_in_fp32));
+    library.impl("addmm", TORCH_FN(bf16_addmm));
+    library.impl("matmul", TORCH_FN(bf16_matmul));
+  }
 };
 
 bool is_missing_kernel(const std::string& what) {
