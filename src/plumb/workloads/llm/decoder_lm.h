@@ -100,8 +100,8 @@ struct LmSizes {
 // Declares batch, prompt, gen and seq (in that order) with the workload's defaults; seq's
 // default 0 stands for the model's context up to `seq_cap` (resolved by lm_sizes), so a
 // smaller context set for inference needs no seq of its own.
-void add_lm_size_keys(Config& config, int64_t batch, const std::string& batch_doc,
-                      int64_t seq_cap, const std::string& seq_doc);
+void add_lm_size_keys(Config& config, int64_t batch, const std::string& batch_doc, int64_t seq_cap,
+                      const std::string& seq_doc);
 // The sizes `config` asks for, seq 0 resolved to min(context, seq_cap).
 LmSizes lm_sizes(const Config& config, int64_t context, int64_t seq_cap);
 // Throws UsageError when prompt + gen or seq exceed `context`; `context_text` names it
@@ -169,8 +169,7 @@ TORCH_MODULE(DecoderLm);
 // sizes against the spec's context (named with the config's `preset`), and trains at the
 // config's `lr`, or at `preset_lr` where that is 0.
 std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const DecoderSpec& spec,
-                                            const Config& config, double preset_lr,
-                                            int64_t seq_cap,
+                                            const Config& config, double preset_lr, int64_t seq_cap,
                                             const torch::Device& device);
 
 // Builds the Model (also a GenerativeModel) of a decoder spec. Batches: training [B, seq + 1]

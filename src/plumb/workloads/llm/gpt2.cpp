@@ -99,7 +99,8 @@ Workload make_gpt2() {
     add_lm_size_keys(c, 1,
                      "sequences (training) or requests decoded together (inference); GPT-2 "
                      "trained on batches of 512 sequences",
-                     kGpt2TrainingSeq, "training: tokens per sequence (GPT-2 trained on its whole context)");
+                     kGpt2TrainingSeq,
+                     "training: tokens per sequence (GPT-2 trained on its whole context)");
     c.add_choice("preset", "small", {"small", "medium", "large", "xl"},
                  "model size: small 124M, medium 355M, large 774M, xl 1.56B (paper Table 2)");
     c.add_int("layers", 0, "blocks, 0 = the preset's (12 / 24 / 36 / 48)", 0);

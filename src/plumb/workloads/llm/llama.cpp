@@ -101,7 +101,8 @@ Workload make_llama() {
     add_lm_size_keys(c, 1,
                      "sequences (training) or requests decoded together (inference); Llama 2 "
                      "trained on 4M-token batches",
-                     kLlamaTrainingSeq, "training: tokens per sequence (TinyLlama trained on 2048)");
+                     kLlamaTrainingSeq,
+                     "training: tokens per sequence (TinyLlama trained on 2048)");
     c.add_choice("preset", "tinyllama-1.1b",
                  {"tinyllama-1.1b", "llama-3.2-1b", "llama-2-7b", "llama-3-8b"},
                  "model: tinyllama-1.1b (1.10B), llama-3.2-1b (1.24B, tied), llama-2-7b (6.74B), "
