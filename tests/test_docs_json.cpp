@@ -1,6 +1,7 @@
 // docs/json.md is the JSON interface's reference: the schema version it states is the one
 // plumb export prints, and every field plumb run --json and plumb export print at the top level
-// (and in a run's environment) is documented there.
+// (and in a run's environment), and every field of a token-level plumb serve session, is
+// documented there.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixture.h"
+#include "plumb/store/record_json.h"
+#include "plumb/store/serve_records.h"
 
 namespace plumb {
 namespace {
@@ -49,6 +52,38 @@ TEST_F(Cli, JsonReferenceMatchesWhatTheBinaryPrints) {
       << "docs/json.md states no plumb_schema_version";
   EXPECT_EQ(std::stoi(stated[1]), export_doc.at("plumb_schema_version").get<int>())
       << "docs/json.md states another schema version than plumb export prints";
+}
+
+// A token-level serve session's JSON (store::serve_session_json) with every field it can print:
+// searched, with an Offline ceiling and the trial at the found rate, and every document key.
+TEST(DocsJson, TokenServeSessionFieldsAreDocumented) {
+  const std::string doc = json_doc();
+  ASSERT_FALSE(doc.empty());
+  store::StoredServeSession s;
+  s.kind = "token";
+  s.scenario = "server";
+  s.scheduler = "continuous";
+  s.searched = true;
+  s.found_qps = 2;
+  s.failed_qps = 3;
+  for (const std::string role : {"offline", "trial"}) {
+    store::StoredServeMeasurement m;
+    m.role = role;
+    m.offered_qps = 2;
+    m.verdict = "met";
+    s.measurements.push_back(m);
+  }
+  for (const char* key :
+       {"lengths", "bound_notes", "kv_bytes_per_position", "slot_positions", "lone_ttft_ms",
+        "lone_tpot_ms", "full_batch_tpot_ms", "defaults", "config", "warnings", "precision_notes"})
+    s.document[key] = 1;
+  const auto j = nlohmann::json::parse(store::serve_session_json(s).dump());
+  ASSERT_TRUE(j.contains("at_found") && j.contains("offline_rate") && j.contains("lengths"));
+  expect_documented(j, doc, "a token-level plumb serve session");
+  expect_documented(j.at("bounds"), doc, "a token session's bounds");
+  expect_documented(j.at("batching"), doc, "a token session's batching");
+  expect_documented(j.at("measurements").at(0), doc, "a token session's measurement");
+  expect_documented(j.at("measurements").at(0).at("ttft"), doc, "a measurement's ttft");
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ VERSIONS = [
     ('v5-before-point-profiles', 5, 'fcf2b2b'), ('v5', 5, 'ffd8724'), ('v6', 6, 'a45811c'),
     ('v7', 7, '1764a0d'), ('v8', 8, '9839854'), ('v9', 9, '766df70'), ('v10', 10, '5ba9abb'),
     ('v11', 11, '987d668'), ('v12', 12, 'fdcb6c8'), ('v13', 13, '3936cb5'),
-    ('v14', 14, '7da1664'),
+    ('v14', 14, '7da1664'), ('v15', 15, '48f4e17'),
 ]
 STATUSES = "'ok', 'nan_loss', 'out_of_memory', 'error', 'unsupported'"  # run::all_statuses()
 APPLICATION_ID = 0x504C4D42  # kApplicationId, the same at every version
@@ -50,6 +50,21 @@ HELPERS = {
         'ADD COLUMN replayed_steps INTEGER',
         ['ALTER TABLE profiles ADD COLUMN learning_step_s REAL;',
          'ALTER TABLE profiles ADD COLUMN replayed_steps INTEGER;']),
+    'add_token_serve_columns': (
+        '{"peak_kv_used_bytes", "INTEGER NOT NULL DEFAULT 0"}',
+        [f"ALTER TABLE serve_sessions ADD COLUMN {c};" for c in (
+            "kind TEXT NOT NULL DEFAULT 'query'", "scheduler TEXT NOT NULL DEFAULT ''",
+            'chunk_tokens INTEGER NOT NULL DEFAULT 0', 'kv_budget_bytes INTEGER NOT NULL DEFAULT 0',
+            'tpot_bound_s REAL', 'burstiness REAL')] +
+        [f"ALTER TABLE serve_measurements ADD COLUMN {c};" for c in (
+            ['output_tokens INTEGER NOT NULL DEFAULT 0', 'good INTEGER NOT NULL DEFAULT 0',
+             'output_token_rate REAL', 'goodput_rate REAL'] +
+            [c for p in ('ttft', 'tpot') for c in (
+                [f'{p}_{f} REAL' for f in ('tail_s', 'low_s', 'high_s', 'p50_s', 'p90_s', 'p99_s')] +
+                [f'{p}_over INTEGER NOT NULL DEFAULT 0', f"{p}_verdict TEXT NOT NULL DEFAULT ''"])] +
+            ['itl_p50_s REAL', 'itl_p99_s REAL', 'queueing_mean_s REAL',
+             'peak_kv_reserved_bytes INTEGER NOT NULL DEFAULT 0',
+             'peak_kv_used_bytes INTEGER NOT NULL DEFAULT 0'])]),
 }
 
 

@@ -7,6 +7,13 @@
 //   server, search the found rate; its interval is the ratio of the two searches' brackets
 //                  (held rate, first rate above it that missed), so "faster" or "slower" needs
 //                  brackets that do not overlap beyond the tolerance.
+// Token-level sessions (a generative workload, kind "token") are matched the same way:
+//   offline        output tokens/s, from the engine iterations' durations (both sides run the
+//                  same iterations: every request waits at the start);
+//   server, rate   two rows, the TTFT and the TPOT tail at the bounds' percentile (as 1 / tail,
+//                  so that B faster is above 1), each interval the ratio of the two tails'
+//                  order-statistic intervals;
+//   server, search the found request rate, as a one-shot search.
 #pragma once
 
 #include <map>

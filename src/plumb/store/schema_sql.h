@@ -411,4 +411,35 @@ CREATE TABLE IF NOT EXISTS tune_sessions (
 );
 )sql";
 
+// Version 16: token-level serving (a generative workload served token by token). Each request
+// of a measurement: when it arrived, got a slot, had its first token and completed (NULL: it
+// never did), its prompt and output tokens, and the largest gap between its tokens (NULL for
+// fewer than two); each engine iteration: what it ran and what the KV cache held when it ended.
+// The session's and measurement's new columns are added by add_token_serve_columns.
+inline constexpr const char* kTokenServeSql = R"sql(
+CREATE TABLE IF NOT EXISTS serve_requests (
+  measurement_id INTEGER NOT NULL REFERENCES serve_measurements(id),
+  arrival_s      REAL NOT NULL,
+  admitted_s     REAL,
+  first_token_s  REAL,
+  finish_s       REAL,
+  prompt_tokens  INTEGER NOT NULL,
+  output_tokens  INTEGER NOT NULL,
+  max_itl_s      REAL
+);
+CREATE INDEX IF NOT EXISTS serve_requests_by_measurement ON serve_requests (measurement_id);
+CREATE TABLE IF NOT EXISTS serve_iterations (
+  measurement_id    INTEGER NOT NULL REFERENCES serve_measurements(id),
+  start_s           REAL NOT NULL,
+  end_s             REAL NOT NULL,
+  decode_batch      INTEGER NOT NULL,
+  prefill_tokens    INTEGER NOT NULL,
+  running           INTEGER NOT NULL,
+  waiting           INTEGER NOT NULL,
+  kv_reserved_bytes INTEGER NOT NULL,
+  kv_used_bytes     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS serve_iterations_by_measurement ON serve_iterations (measurement_id);
+)sql";
+
 }  // namespace plumb::store::detail

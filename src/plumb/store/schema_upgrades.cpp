@@ -168,6 +168,51 @@ void add_replay_columns(SQLite::Database& db) {
     db.exec("ALTER TABLE profiles ADD COLUMN replayed_steps INTEGER");
 }
 
+// Version 16: token-level serving. A session's kind (the sessions before it served one-shot
+// queries: 'query'), its scheduler, chunk, KV budget, TPOT bound and arrivals' burstiness; a
+// measurement's output tokens, goodput, TTFT and TPOT tails, inter-token percentiles, queueing
+// and KV peaks. NULL where undefined, as every statistic; 0 and '' for a one-shot session's.
+void add_token_serve_columns(SQLite::Database& db) {
+  static const std::vector<std::pair<const char*, const char*>> session = {
+      {"kind", "TEXT NOT NULL DEFAULT 'query'"},
+      {"scheduler", "TEXT NOT NULL DEFAULT ''"},
+      {"chunk_tokens", "INTEGER NOT NULL DEFAULT 0"},
+      {"kv_budget_bytes", "INTEGER NOT NULL DEFAULT 0"},
+      {"tpot_bound_s", "REAL"},
+      {"burstiness", "REAL"}};
+  static const std::vector<std::pair<const char*, const char*>> measurement = {
+      {"output_tokens", "INTEGER NOT NULL DEFAULT 0"},
+      {"good", "INTEGER NOT NULL DEFAULT 0"},
+      {"output_token_rate", "REAL"},
+      {"goodput_rate", "REAL"},
+      {"ttft_tail_s", "REAL"},
+      {"ttft_low_s", "REAL"},
+      {"ttft_high_s", "REAL"},
+      {"ttft_p50_s", "REAL"},
+      {"ttft_p90_s", "REAL"},
+      {"ttft_p99_s", "REAL"},
+      {"ttft_over", "INTEGER NOT NULL DEFAULT 0"},
+      {"ttft_verdict", "TEXT NOT NULL DEFAULT ''"},
+      {"tpot_tail_s", "REAL"},
+      {"tpot_low_s", "REAL"},
+      {"tpot_high_s", "REAL"},
+      {"tpot_p50_s", "REAL"},
+      {"tpot_p90_s", "REAL"},
+      {"tpot_p99_s", "REAL"},
+      {"tpot_over", "INTEGER NOT NULL DEFAULT 0"},
+      {"tpot_verdict", "TEXT NOT NULL DEFAULT ''"},
+      {"itl_p50_s", "REAL"},
+      {"itl_p99_s", "REAL"},
+      {"queueing_mean_s", "REAL"},
+      {"peak_kv_reserved_bytes", "INTEGER NOT NULL DEFAULT 0"},
+      {"peak_kv_used_bytes", "INTEGER NOT NULL DEFAULT 0"}};
+  for (const auto& [table, columns] :
+       {std::pair{"serve_sessions", &session}, std::pair{"serve_measurements", &measurement}})
+    for (const auto& [column, definition] : *columns)
+      if (!has_column(db, table, column))
+        db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", table, column, definition));
+}
+
 void create_schema(SQLite::Database& db) {
   db.exec(with_statuses(kSchemaSql));
   db.exec(with_statuses(kProfilesSql));
@@ -185,6 +230,8 @@ void create_schema(SQLite::Database& db) {
   add_replay_columns(db);
   db.exec(kUntimedSql);
   db.exec(kGenerationSql);
+  add_token_serve_columns(db);
+  db.exec(kTokenServeSql);
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
@@ -215,6 +262,10 @@ void migrate_schema(SQLite::Database& db, int from) {
   if (from < 13) add_replay_columns(db);
   if (from < 14) db.exec(kUntimedSql);
   if (from < 15) db.exec(kGenerationSql);
+  if (from < 16) {
+    add_token_serve_columns(db);
+    db.exec(kTokenServeSql);
+  }
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
 }
 
