@@ -1,6 +1,10 @@
 // String helpers (see text.h).
 #include "plumb/core/text.h"
 
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -64,6 +68,15 @@ std::string suggestion_suffix(const std::string& name, const std::vector<std::st
   if (matches.empty()) return "";
   if (matches.size() > 3) matches.resize(3);
   return " (did you mean '" + join(matches, "', '") + "'?)";
+}
+
+std::string format_bytes(double bytes) {
+  if (std::isnan(bytes)) return "-";
+  const double magnitude = std::fabs(bytes);
+  if (magnitude < 1024) return fmt::format("{:.0f} B", bytes);
+  if (magnitude < 0x1p20) return fmt::format("{:.1f} KiB", bytes / 0x1p10);
+  if (magnitude < 0x1p30) return fmt::format("{:.1f} MiB", bytes / 0x1p20);
+  return fmt::format("{:.2f} GiB", bytes / 0x1p30);
 }
 
 }  // namespace plumb

@@ -22,4 +22,7 @@ std::vector<std::string> close_matches(const std::string& name,
 // " (did you mean 'x'?)" or "" when nothing is close.
 std::string suggestion_suffix(const std::string& name, const std::vector<std::string>& candidates);
 
+// "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB"; "-" for NaN.
+std::string format_bytes(double bytes);
+
 }  // namespace plumb

@@ -5,6 +5,10 @@
 
 namespace plumb {
 
+bool generates_tokens(const Workload& workload, const Config& config) {
+  return workload.transformer_shape && workload.transformer_shape(config).causal;
+}
+
 int64_t count_trainable_parameters(torch::nn::Module& module) {
   int64_t total = 0;
   for (const auto& p : module.parameters(/*recurse=*/true))

@@ -94,6 +94,10 @@ struct Workload {
   std::function<TransformerShape(const Config&)> transformer_shape = {};
 };
 
+// Whether the workload at `config` generates tokens in inference (a causal transformer: prefill,
+// then decode with a KV cache); an encoder and every one-shot model do not.
+bool generates_tokens(const Workload& workload, const Config& config);
+
 // Trainable parameters of a module (requires_grad only), the number papers report.
 int64_t count_trainable_parameters(torch::nn::Module& module);
 

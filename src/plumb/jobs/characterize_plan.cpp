@@ -19,9 +19,8 @@ std::string characterize_item_key(const std::string& workload, const char* kind,
   return fmt::format("{}|{}|{}|{}", workload, kind, mode, dtype);
 }
 
-// A causal transformer generates in inference (prefill, then decode); an encoder does not.
 bool characterize_generates(const Workload& w) {
-  return w.transformer_shape && w.transformer_shape(w.default_config()).causal;
+  return generates_tokens(w, w.default_config());
 }
 
 }  // namespace

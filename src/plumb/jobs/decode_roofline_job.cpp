@@ -57,7 +57,7 @@ void require_increasing(const std::vector<int64_t>& values, const char* flag, si
 // this machine's memory: bad input fails here, before the probe or any run is stored.
 std::vector<PlannedDecodeRun> plan_decode_runs(const DecodeRooflineOptions& o) {
   const Workload& w = *o.workload;
-  if (!w.transformer_shape || !w.transformer_shape(o.base.config).causal)
+  if (!generates_tokens(w, o.base.config))
     throw UsageError(fmt::format(
         "{} has no decode phase: analyze decode takes a generative transformer (gpt2, llama, "
         "paradnn_transformer)",

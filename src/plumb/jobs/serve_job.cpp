@@ -86,29 +86,77 @@ store::StoredServeSession stored_serve_session(const Workload& w, const run::Ser
 
 }  // namespace
 
-ServeJobResult run_serve_job(const Workload& w, const ServeJob& job, const ServeJobHooks& hooks) {
-  auto db = store::ResultsStore::open(job.db);
-  ServeJobResult out;
-  for (const auto& setting : job.settings) {
+namespace {
+
+// Measures and stores one session of either kind; returns its exit code.
+int serve_one(const Workload& w, const ServeJob& job, const run::RunOptions& setting,
+              run::SchedulerKind scheduler, const ServeJobHooks& hooks, ServedSession& served,
+              store::ResultsStore& db) {
+  run::RunStatus status = run::RunStatus::kOk;
+  std::string message;
+  bool kept = true;  // the bound is reachable and, when searched, a rate was found
+  if (job.token_level) {
+    const run::TokenServeOptions o = token_session_options(job, setting, scheduler);
+    if (hooks.announce)
+      hooks.announce(
+          run::print_setting(run::token_serve_setting(w, o), run::SettingPrint::kReproducer));
+    run::TokenServeResult r = run::serve_generative(w, o, hooks.progress);
+    served = {stored_token_serve_session(w, o, job.token_defaults, r, job.tag), r.warnings};
+    std::vector<run::TokenServeTrace> traces;
+    for (auto& m : r.runs) traces.push_back(std::move(m.trace));  // stored, not kept
+    db.save_token_serve_session(served.stored, traces);
+    status = r.status;
+    message = r.message;
+    kept = r.reachable && (!r.searched || r.found_rate > 0);
+  } else {
     run::ServeOptions o = job.base;
     o.run = setting;
     if (hooks.announce)
       hooks.announce(run::print_setting(run::serve_setting(w, o), run::SettingPrint::kReproducer));
     run::ServeResult r = run::serve_workload(w, o, hooks.progress);
-    ServedSession served{stored_serve_session(w, o, job.defaults, r, job.tag), r.warnings};
+    served = {stored_serve_session(w, o, job.defaults, r, job.tag), r.warnings};
     std::vector<std::vector<run::QueryTimes>> queries;
     for (auto& m : r.runs) queries.push_back(std::move(m.queries));  // stored, not kept
-    db->save_serve_session(served.stored, queries);
-    if (r.status != run::RunStatus::kOk) {
-      if (hooks.announce)
-        hooks.announce(fmt::format("{} {}: {} ({})", w.info.name, dtype_name(o.run.dtype),
-                                   run::status_name(r.status), r.message));
-      out.exit_code = 1;
-    } else if (!r.reachable || (r.searched && !(r.found_qps > 0))) {
-      out.exit_code = 1;  // the bound cannot be kept: what was asked for was not found
+    db.save_serve_session(served.stored, queries);
+    status = r.status;
+    message = r.message;
+    kept = r.reachable && (!r.searched || r.found_qps > 0);
+  }
+  if (status != run::RunStatus::kOk) {
+    if (hooks.announce)
+      hooks.announce(fmt::format("{} {}: {} ({})", w.info.name, dtype_name(setting.dtype),
+                                 run::status_name(status), message));
+    return 1;
+  }
+  return kept ? 0 : 1;  // the bound cannot be kept: what was asked for was not found
+}
+
+}  // namespace
+
+run::TokenServeOptions token_session_options(const ServeJob& job, const run::RunOptions& setting,
+                                             run::SchedulerKind scheduler) {
+  run::TokenServeOptions o = job.token;
+  o.run = setting;
+  o.scheduler.kind = scheduler;
+  if (scheduler == run::SchedulerKind::kStatic && job.schedulers.size() > 1)
+    o.scheduler.chunk_tokens = 0;
+  return o;
+}
+
+ServeJobResult run_serve_job(const Workload& w, const ServeJob& job, const ServeJobHooks& hooks) {
+  auto db = store::ResultsStore::open(job.db);
+  ServeJobResult out;
+  std::vector<run::SchedulerKind> schedulers = job.schedulers;
+  if (schedulers.empty()) schedulers.push_back(job.token.scheduler.kind);
+  if (!job.token_level) schedulers.resize(1);  // one-shot sessions have no token scheduler
+  for (const auto& setting : job.settings) {
+    for (const run::SchedulerKind scheduler : schedulers) {
+      ServedSession served;
+      const int code = serve_one(w, job, setting, scheduler, hooks, served, *db);
+      if (code != 0) out.exit_code = code;
+      if (hooks.done) hooks.done(served);
+      out.sessions.push_back(std::move(served));
     }
-    if (hooks.done) hooks.done(served);
-    out.sessions.push_back(std::move(served));
   }
   return out;
 }

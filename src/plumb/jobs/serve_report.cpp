@@ -85,10 +85,67 @@ void print_serve_search(std::ostream& out, const store::StoredServeSession& s) {
   out << '\n';
 }
 
+// A token-level session: each measurement's throughput, TTFT and TPOT tails with their intervals
+// and goodput, then the search's outcome.
+void print_token_session(std::ostream& out, const ServedSession& served) {
+  const store::StoredServeSession& s = served.stored;
+  const std::string p = serve_percentile_label(s.percentile);
+  out << fmt::format(
+      "\n{} {} ({}, {} thread(s)), {} batching{}, max batch {}, KV budget {}: {} TTFT <= {}, "
+      "TPOT <= {}\n",
+      s.workload, s.scenario, s.dtype, s.threads, s.scheduler,
+      s.chunk_tokens > 0 ? fmt::format(" (chunks of {} tokens)", s.chunk_tokens) : "", s.max_batch,
+      report::format_bytes(static_cast<double>(s.kv_budget_bytes)), p, serve_ms(s.bound_s),
+      serve_ms(s.tpot_bound_s));
+  report::TextTable table({"measurement", "offered/s", "requests/s", "tokens/s", "requests",
+                           "TTFT " + p, "interval", "TPOT " + p, "interval", "goodput/s", "batch",
+                           "bounds"});
+  for (const auto& m : s.measurements) {
+    const bool offline = m.role == "offline";
+    table.add_row({m.role, std::isfinite(m.offered_qps) ? format_number(m.offered_qps, 2) : "-",
+                   format_number(m.achieved_qps, 2), format_number(m.output_token_rate, 1),
+                   std::to_string(m.queries), serve_ms(m.ttft_tail_s),
+                   fmt::format("[{}, {}]", serve_ms(m.ttft_low_s), serve_ms(m.ttft_high_s)),
+                   serve_ms(m.tpot_tail_s),
+                   fmt::format("[{}, {}]", serve_ms(m.tpot_low_s), serve_ms(m.tpot_high_s)),
+                   offline ? "-" : format_number(m.goodput_rate, 2), format_number(m.mean_batch, 1),
+                   offline ? "-" : m.verdict});
+  }
+  table.print(out);
+  for (const auto& note : s.document.value("bound_notes", std::vector<std::string>{}))
+    out << "note: " << note << '\n';
+  if (!s.reachable) {
+    out << fmt::format(
+        "not reachable: a request alone takes {} to its first token and {} per output token "
+        "(bounds {} and {}); raise the bounds or shorten the prompts\n",
+        serve_ms(s.document.value("lone_ttft_ms", NAN) / 1e3),
+        serve_ms(s.document.value("lone_tpot_ms", NAN) / 1e3), serve_ms(s.bound_s),
+        serve_ms(s.tpot_bound_s));
+  } else if (s.searched) {
+    if (const auto* at = store::serve_found_measurement(s))
+      out << fmt::format(
+          "found: {:.3g} requests/s keeps {} TTFT <= {} and TPOT <= {} (TTFT {}, TPOT {} over {} "
+          "requests); {:.3g} requests/s {}. Goodput there {:.3g} requests/s, {:.1f} output "
+          "tokens/s, mean decode batch {:.1f}\n",
+          s.found_qps, p, serve_ms(s.bound_s), serve_ms(s.tpot_bound_s), serve_ms(at->ttft_tail_s),
+          serve_ms(at->tpot_tail_s), at->queries, s.failed_qps,
+          store::serve_bracket_is_ceiling(s) ? "is the Offline ceiling" : "missed",
+          at->goodput_rate, at->output_token_rate, at->mean_batch);
+    else
+      out << fmt::format("found: no rate down to {:.3g} requests/s kept both bounds\n",
+                         s.failed_qps);
+  }
+  for (const auto& w : served.warnings) out << "warning: " << w << '\n';
+}
+
 }  // namespace
 
 void print_serve_session(std::ostream& out, const ServedSession& served) {
   const store::StoredServeSession& s = served.stored;
+  if (s.kind == "token") {
+    print_token_session(out, served);
+    return;
+  }
   print_serve_measurements(out, s);
   if (!s.reachable) {
     const auto* floor = store::serve_measurement(s, "single-stream");

@@ -80,13 +80,4 @@ std::string format_rate(double value) {
   return value >= 100 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
 }
 
-std::string format_bytes(double bytes) {
-  if (std::isnan(bytes)) return "-";
-  const double magnitude = std::fabs(bytes);
-  if (magnitude < 1024) return fmt::format("{:.0f} B", bytes);
-  if (magnitude < 0x1p20) return fmt::format("{:.1f} KiB", bytes / 0x1p10);
-  if (magnitude < 0x1p30) return fmt::format("{:.1f} MiB", bytes / 0x1p20);
-  return fmt::format("{:.2f} GiB", bytes / 0x1p30);
-}
-
 }  // namespace plumb::report

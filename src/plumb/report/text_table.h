@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "plumb/core/text.h"
+
 namespace plumb::report {
 
 class TextTable {
@@ -33,7 +35,7 @@ std::string format_count(long long value);
 // "22159", "566", "1.18": whole units once there are enough of them (throughputs, token
 // rates, MiB), three significant digits below 100; "-" for NaN or infinity.
 std::string format_rate(double value);
-// "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB"; "-" for NaN.
-std::string format_bytes(double bytes);
+// Byte sizes as plumb prints them everywhere (core/text.h).
+using plumb::format_bytes;
 
 }  // namespace plumb::report

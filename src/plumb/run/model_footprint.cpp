@@ -28,12 +28,6 @@ double weight_bytes_per_parameter(Dtype dtype) {
   }
 }
 
-// The cache holds keys and values as the model computes them: half precision under bf16 autocast
-// and in fp16, fp32 otherwise (int8 quantizes weights, not activations' cache).
-double kv_element_bytes(Dtype dtype) {
-  return dtype == Dtype::kBf16 || dtype == Dtype::kFp16 ? 2 : 4;
-}
-
 int64_t config_int_or(const Config& config, const char* key, int64_t fallback) {
   return config.has(key) ? config.get_int(key) : fallback;
 }
@@ -74,6 +68,10 @@ void refuse_if_it_cannot_fit(const Workload& workload, const RunOptions& o,
       footprint->weights / kGB, o.mode == Mode::kTrain ? "gradients and AdamW state" : "KV cache",
       (footprint->training_state + footprint->kv_cache) / kGB,
       static_cast<double>(available_bytes) / kGB));
+}
+
+double kv_element_bytes(Dtype dtype) {
+  return dtype == Dtype::kBf16 || dtype == Dtype::kFp16 ? 2 : 4;
 }
 
 }  // namespace plumb::run

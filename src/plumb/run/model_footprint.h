@@ -31,4 +31,9 @@ std::optional<ModelFootprint> transformer_footprint(const Workload& workload,
 void refuse_if_it_cannot_fit(const Workload& workload, const RunOptions& options,
                              int64_t available_bytes = -1);
 
+// Bytes of one KV-cache element at a run's precision: the cache holds keys and values as the model
+// computes them, half precision under bf16 autocast and in fp16, fp32 otherwise (int8 quantizes
+// weights, not the cache).
+double kv_element_bytes(Dtype dtype);
+
 }  // namespace plumb::run

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
+#include "plumb/run/serve_clock.h"
 
 namespace plumb::run {
 
@@ -22,17 +23,9 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// Sleeping wakes up late by tens of microseconds (more on a busy VM); the last stretch is spun.
-constexpr double kSpinWindowS = 200e-6;
-
 void wait_until(Clock::time_point t0, double at_s) {
-  const auto target =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at_s));
-  const auto sleep_until = target - std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(kSpinWindowS));
-  if (Clock::now() < sleep_until) std::this_thread::sleep_until(sleep_until);
-  while (Clock::now() < target) {
-  }
+  run::wait_until(t0 +
+                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(at_s)));
 }
 
 // The queue's state, shared by the workers: the schedule and the first query not yet taken.

@@ -31,9 +31,12 @@ struct ProfileResult;
 struct StepGraph;
 }  // namespace plumb::profile
 namespace plumb::run {
+struct IterationRecord;
 struct QueryTimes;
+struct RequestTrace;
 struct RunOptions;
 struct RunResult;
+struct TokenServeTrace;
 }  // namespace plumb::run
 
 namespace plumb::store {
@@ -62,9 +65,11 @@ struct UntimedPrecision;
 // tune_sessions (plumb tune); v12 adds a run's injected step delay (and marks memory passes
 // run with --rss-check as heap return); v13 adds a profile pass's learning step time and how
 // many of its kept steps replayed the learned calls; v14 adds untimed_precisions (precisions a
-// quick characterization left untimed, with why). Older files are upgraded in place, in one
-// transaction, the first time a writing plumb opens them.
-inline constexpr int kSchemaVersion = 15;
+// quick characterization left untimed, with why); v15 adds a run's generation phases; v16 adds
+// token-level serving: the serve session's kind, scheduler and TPOT bound, the measurements'
+// TTFT/TPOT/goodput columns, serve_requests and serve_iterations. Older files are upgraded in
+// place, in one transaction, the first time a writing plumb opens them.
+inline constexpr int kSchemaVersion = 16;
 inline constexpr int32_t kApplicationId = 0x504C4D42;  // "PLMB"
 
 class ResultsStore {
@@ -146,6 +151,14 @@ class ResultsStore {
   // In id order, with their measurements; empty for a file from before v10 read unupgraded.
   std::vector<StoredServeSession> load_serve_sessions() const;
   std::vector<run::QueryTimes> load_serve_queries(int64_t measurement_id) const;
+  // Stores a token-level serve session (session.kind "token"), its measurements, and every
+  // request and engine iteration of each (`traces[i]` belongs to `session.measurements[i]`)
+  // atomically, and sets the ids.
+  void save_token_serve_session(StoredServeSession& session,
+                                const std::vector<run::TokenServeTrace>& traces);
+  // A token-level measurement's requests in arrival order (token_s empty) and its iterations.
+  std::vector<run::RequestTrace> load_serve_requests(int64_t measurement_id) const;
+  std::vector<run::IterationRecord> load_serve_iterations(int64_t measurement_id) const;
 
   // Stores a tune session and sets its id; in id order when loaded (empty for a file from
   // before v11 read without upgrading).
