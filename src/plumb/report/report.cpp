@@ -58,6 +58,9 @@ ReportData load_report_data(const store::ResultsStore& store) {
   d.untimed = store.load_untimed_precisions();
   d.dist = store.load_dist_worlds();
   d.serve = store.load_serve_sessions();
+  // A measurement's iterations can number tens of thousands: only the timelines drawn are read.
+  for (const auto& t : token_timelines(d.serve))
+    d.serve_iterations[t.measurement->id] = store.load_serve_iterations(t.measurement->id);
   d.tune = store.load_tune_sessions();
   d.fused_checks = store.load_fused_kernel_checks();
   {

@@ -39,7 +39,10 @@ struct ReportData {
   std::vector<store::UntimedPrecision> untimed;             // left untimed by quick passes
   std::vector<store::StoredDistWorld> dist;                 // plumb dist's worlds
   std::vector<store::StoredServeSession> serve;             // plumb serve's sessions
-  std::vector<store::StoredTuneSession> tune;               // plumb tune's sessions
+  // The engine iterations of the token-level measurements whose timeline the serving section
+  // draws (token_timelines), by measurement id; no other measurement's are loaded.
+  std::map<int64_t, std::vector<run::IterationRecord>> serve_iterations;
+  std::vector<store::StoredTuneSession> tune;  // plumb tune's sessions
   // Operator graphs of the newest successful profile per workload, mode and precision (by
   // profile id; profiles stored before graph capture have none), and the fused-kernel checks.
   std::map<int64_t, profile::StepGraph> graphs;
@@ -74,7 +77,25 @@ std::optional<Section> precision_section(const ReportData& data);
 // plumb dist: throughput over workers, the step's split, every world (report_dist.cpp).
 std::optional<Section> dist_section(const ReportData& data);
 // plumb serve: tail latency over throughput with the bound, the rates found (report_serve.cpp).
+// Its chart and table take one-shot sessions (kind "query") only; token_serve_blocks follow them.
 std::optional<Section> serve_section(const ReportData& data);
+// plumb serve on generative models (report_token_serve.cpp), part of the serving section: TTFT
+// and TPOT at the bounds' percentile and goodput over the offered request rate, the engine's
+// decode batch and KV occupancy over one measurement per series, and a table of every token-level
+// session; empty when the database holds none.
+std::vector<Block> token_serve_blocks(const ReportData& data);
+// The token-level sessions those charts draw: ok ones, the newest per series and setting, in id
+// order.
+std::vector<const store::StoredServeSession*> drawn_token_sessions(
+    const std::vector<store::StoredServeSession>& sessions);
+// Per series of the drawn sessions, the one measurement whose engine timeline is drawn: the
+// newest searched session's trial at its found rate, else the newest run at a given rate, else
+// the newest Offline run.
+struct TokenTimeline {
+  const store::StoredServeSession* session = nullptr;
+  const store::StoredServeMeasurement* measurement = nullptr;
+};
+std::vector<TokenTimeline> token_timelines(const std::vector<store::StoredServeSession>& sessions);
 // plumb tune: best over stock, what each change is worth, headroom (report_tune.cpp).
 std::optional<Section> tune_section(const ReportData& data);
 // Fusion opportunities mined from the stored graphs (report_fusion.cpp).

@@ -1,7 +1,9 @@
 // Report section "Serving under a latency bound", from the sessions `plumb serve` stored: the
-// tail latency each Server measurement reached over the throughput it served, per workload and
-// precision, with the bound and the Offline ceiling (the latency-throughput curve MLPerf's Server
-// scenario samples), and a table of the rates found with the batching that reached them.
+// tail latency each Server measurement of a one-shot model reached over the throughput it served,
+// per workload and precision, with the bound and the Offline ceiling (the latency-throughput curve
+// MLPerf's Server scenario samples), and a table of the rates found with the batching that
+// reached them; then the token-level sessions of generative models (report_token_serve.cpp),
+// whose rates are requests per second and whose bounds are on TTFT and TPOT, apart.
 #include <cmath>
 #include <tuple>
 
@@ -78,26 +80,16 @@ Chart latency_chart(const std::vector<store::StoredServeSession>& sessions) {
           spec};
 }
 
-}  // namespace
-
-std::optional<Section> serve_section(const ReportData& d) {
-  if (d.serve.empty()) return std::nullopt;
-  Section s{"serve",
-            "Serving under a latency bound",
-            "From plumb serve: queries arrive one sample at a time (Poisson, open loop), a dynamic "
-            "batcher groups what is waiting, and the workload's inference step serves each batch "
-            "(MLPerf LoadGen's Server, Offline and SingleStream scenarios). The Server search "
-            "finds the largest rate whose tail latency keeps the bound with 95% confidence "
-            "(docs/serving.md).",
-            {}};
+// The one-shot sessions' chart and table.
+void add_query_blocks(const std::vector<store::StoredServeSession>& sessions, Section& s) {
   std::vector<store::StoredServeSession> curves;
-  for (const auto& session : d.serve)
+  for (const auto& session : sessions)
     if (session.status == run::RunStatus::kOk && session.scenario == "server")
       curves.push_back(session);
   if (!curves.empty())
     s.blocks.push_back(latency_chart(newest_per_key(
         curves, [](const auto& x) { return std::make_tuple(series_label(x), x.setting); })));
-  Table t{"Every stored session",
+  Table t{"Every one-shot session",
           {"workload", "scenario", "precision", "bound", "found rate", "tail at found",
            "mean batch", "queueing", "offline ceiling", "single-stream p90", "status"},
           {},
@@ -105,7 +97,7 @@ std::optional<Section> serve_section(const ReportData& d) {
           "did not (or the Offline ceiling, when none above it was tried). Tail at found: the "
           "percentile's value with its 95% interval. Queueing: the "
           "share of latency spent waiting for a batch to start."};
-  for (const auto& x : d.serve) {
+  for (const auto& x : sessions) {
     const auto* found = store::serve_found_measurement(x);
     const auto* offline = store::serve_measurement(x, "offline");
     const auto* single = store::serve_measurement(x, "single-stream");
@@ -138,6 +130,31 @@ std::optional<Section> serve_section(const ReportData& d) {
          single != nullptr ? Cell{ms_text(single->p90_s)} : Cell{"-"}, status});
   }
   s.blocks.push_back(std::move(t));
+}
+
+}  // namespace
+
+std::optional<Section> serve_section(const ReportData& d) {
+  // A token-level session's rates are requests/s and its latency is not a query's: the one-shot
+  // chart and table take kind "query" only.
+  std::vector<store::StoredServeSession> queries;
+  for (const auto& session : d.serve)
+    if (session.kind == "query") queries.push_back(session);
+  std::vector<Block> tokens = token_serve_blocks(d);
+  if (queries.empty() && tokens.empty()) return std::nullopt;
+  Section s{"serve",
+            "Serving under a latency bound",
+            queries.empty()
+                ? "From plumb serve on generative models: requests of prompt and output tokens "
+                  "served token by token (docs/serving.md)."
+                : "From plumb serve: queries arrive one sample at a time (Poisson, open loop), a "
+                  "dynamic batcher groups what is waiting, and the workload's inference step "
+                  "serves each batch (MLPerf LoadGen's Server, Offline and SingleStream "
+                  "scenarios). The Server search finds the largest rate whose tail latency keeps "
+                  "the bound with 95% confidence (docs/serving.md).",
+            {}};
+  if (!queries.empty()) add_query_blocks(queries, s);
+  for (auto& block : tokens) s.blocks.push_back(std::move(block));
   return s;
 }
 
