@@ -48,6 +48,12 @@ std::optional<Phase> phase_of_scope(const char* scope_name) {
   return std::nullopt;
 }
 
+void run_in_phase(Phase phase, const std::function<void()>& call) {
+  at::RecordFunction scope(at::RecordScope::USER_SCOPE);
+  if (scope.isActive()) scope.before(phase_scope(phase));
+  call();
+}
+
 GenerativeModel* as_generative(Model& model) {
   return dynamic_cast<GenerativeModel*>(&model);
 }
@@ -71,11 +77,7 @@ GenerationTrace generate(GenerativeModel& model, const Batch& batch, const torch
   const auto timed = [&](Phase phase, const std::function<torch::Tensor()>& call) {
     const auto start = std::chrono::steady_clock::now();
     torch::Tensor next;
-    {
-      at::RecordFunction scope(at::RecordScope::USER_SCOPE);
-      if (scope.isActive()) scope.before(phase_scope(phase));
-      next = call();
-    }
+    run_in_phase(phase, [&] { next = call(); });
     synchronize(device);
     const double elapsed = seconds_since(start);
     if (after_call) after_call(phase);

@@ -32,6 +32,9 @@ const std::vector<Phase>& all_phases();
 const char* phase_scope(Phase phase);
 // The phase whose scope this is, or nullopt (another user scope).
 std::optional<Phase> phase_of_scope(const char* scope_name);
+// Runs `call` inside `phase`'s user scope, so observers attribute its operators to the phase
+// (generate's calls, and a token-level server's prefill and decode iterations).
+void run_in_phase(Phase phase, const std::function<void()>& call);
 
 // The sizes of one generation step.
 struct GenerationShape {

@@ -1,14 +1,17 @@
-// The shared decoder-only transformer and its generative Model (see decoder_lm.h).
+// The shared decoder-only transformer: its blocks, the network and the helpers its workloads
+// share (see decoder_lm.h; the Model around it is in decoder_lm_model.cpp).
 #include "plumb/workloads/llm/decoder_lm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <ATen/autocast_mode.h>
+#include <c10/core/InferenceMode.h>
 
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
@@ -157,7 +160,7 @@ void check_lm_context(const std::string& workload, const LmSizes& s, int64_t con
 
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, int64_t start, bool causal, double dropout,
-                                bool training) {
+                                bool training, const torch::Tensor& masked) {
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), hd = q.size(3);
   const int64_t KV = k.size(1), S = k.size(2), G = H / KV;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
@@ -172,6 +175,8 @@ torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
                  .masked_fill(future, -std::numeric_limits<double>::infinity())
                  .view({B, KV, G * T, S});
   }
+  if (masked.defined())  // [B, 1, 1, S]: each row's keys beyond its own position
+    scores = scores.masked_fill(masked, -std::numeric_limits<double>::infinity());
   auto weights = torch::softmax(scores, -1);  // [B, KV, G T, S]
   if (dropout > 0 && training)
     weights = F::dropout(weights, F::DropoutFuncOptions().p(dropout).training(true));
@@ -253,12 +258,19 @@ namespace {
 
 // Rotary positions, the "rotate half" form (Hugging Face's Llama; Meta's interleaved pairs are
 // the same map after permuting each head's features): x [B, heads, T, hd] at positions
-// start .. start + T - 1 of the tables [positions, hd / 2].
+// start .. start + T - 1 of the tables [positions, hd / 2], or, for a ragged decode (T = 1),
+// row b at positions[b].
 torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos_table,
-                           const torch::Tensor& sin_table, int64_t start) {
-  const int64_t T = x.size(2), half = x.size(3) / 2;
-  auto cos = cos_table.narrow(0, start, T).to(x.scalar_type());  // [T, hd / 2]
-  auto sin = sin_table.narrow(0, start, T).to(x.scalar_type());
+                           const torch::Tensor& sin_table, const KvPlace& place) {
+  const int64_t B = x.size(0), T = x.size(2), half = x.size(3) / 2;
+  torch::Tensor cos, sin;  // [T, hd / 2], or [B, 1, 1, hd / 2] per row
+  if (place.positions.defined()) {
+    cos = cos_table.index_select(0, place.positions).to(x.scalar_type()).view({B, 1, 1, half});
+    sin = sin_table.index_select(0, place.positions).to(x.scalar_type()).view({B, 1, 1, half});
+  } else {
+    cos = cos_table.narrow(0, place.start, T).to(x.scalar_type());
+    sin = sin_table.narrow(0, place.start, T).to(x.scalar_type());
+  }
   auto x1 = x.narrow(3, 0, half), x2 = x.narrow(3, half, half);
   return torch::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 3);  // [B, heads, T, hd]
 }
@@ -312,9 +324,39 @@ struct DecoderBlockImpl : nn::Module {
     return F::dropout(x, F::DropoutFuncOptions().p(spec.dropout).training(true));
   }
 
-  // x: [B, T, D] at positions start ..; `kv`: this layer's cache, or nullptr.
-  torch::Tensor forward(const std::string& path, torch::Tensor x, int64_t start,
-                        const DecoderLmImpl& net, LayerKv* kv, int64_t capacity) {
+  // Writes this layer's keys and values k, v [B, KV, T, hd] into the cache rows of `place` and
+  // returns the keys and values attention reads there, in place: [B, KV, S, hd] each.
+  std::pair<torch::Tensor, torch::Tensor> cached(LayerKv& kv, const torch::Tensor& k,
+                                                 const torch::Tensor& v, const KvPlace& place) {
+    const int64_t B = k.size(0), T = k.size(2);
+    if (place.allocate) {  // a generation's prefill: the cache sized for the whole generation
+      const std::vector<int64_t> sizes = {B, spec.kv_heads, place.cache->capacity, spec.head_dim()};
+      if (!kv.k.defined() || kv.k.sizes() != sizes || kv.k.scalar_type() != k.scalar_type() ||
+          kv.k.device() != k.device()) {
+        kv.k = torch::empty(sizes, k.options());
+        kv.v = torch::empty(sizes, v.options());
+      }
+    }
+    // The rows written: the whole cache for a uniform batch as large as it (no view taken).
+    const bool whole = place.row == 0 && kv.k.size(0) == B;
+    auto k_rows = whole ? kv.k : kv.k.narrow(0, place.row, B);  // [B, KV, capacity, hd]
+    auto v_rows = whole ? kv.v : kv.v.narrow(0, place.row, B);
+    if (place.positions.defined()) {  // ragged decode: row b's one key at positions[b]
+      auto index = place.positions.view({B, 1, 1, 1}).expand_as(k);  // [B, KV, 1, hd]
+      k_rows.scatter_(2, index, k.to(k_rows.scalar_type()));
+      v_rows.scatter_(2, index, v.to(v_rows.scalar_type()));
+      return {k_rows.narrow(2, 0, place.keys), v_rows.narrow(2, 0, place.keys)};
+    }
+    k_rows.narrow(2, place.start, T).copy_(k);
+    v_rows.narrow(2, place.start, T).copy_(v);
+    return {k_rows.narrow(2, 0, place.start + T),  // [B, KV, start + T, hd]
+            v_rows.narrow(2, 0, place.start + T)};
+  }
+
+  // x: [B, T, D] placed as `place` says; `kv`: this layer's cache, or nullptr; `masked`: a
+  // ragged decode's keys beyond each row's position [B, 1, 1, S], else undefined.
+  torch::Tensor forward(const std::string& path, torch::Tensor x, const KvPlace& place,
+                        const DecoderLmImpl& net, LayerKv* kv, const torch::Tensor& masked) {
     const std::string a = path + ".attn", m = path + ".mlp";
     auto h = run_layer(path + ".attn_norm", attn_norm, x);  // [B, T, D]
     auto q =
@@ -326,28 +368,15 @@ struct DecoderBlockImpl : nn::Module {
     {
       LayerScope scope(a);
       if (spec.rotary) {
-        q = apply_rotary(q, net.rope_cos, net.rope_sin, start);
-        k = apply_rotary(k, net.rope_cos, net.rope_sin, start);
+        q = apply_rotary(q, net.rope_cos, net.rope_sin, place);
+        k = apply_rotary(k, net.rope_cos, net.rope_sin, place);
       }
-      torch::Tensor keys = k, values = v;
-      if (kv != nullptr) {
-        // Preallocated at prefill for the whole generation; later calls write in place.
-        const int64_t B = k.size(0), T = k.size(2);
-        const std::vector<int64_t> sizes = {B, spec.kv_heads, capacity, spec.head_dim()};
-        if (start == 0 &&
-            (!kv->k.defined() || kv->k.sizes() != sizes || kv->k.scalar_type() != k.scalar_type() ||
-             kv->k.device() != k.device())) {
-          kv->k = torch::empty(sizes, k.options());
-          kv->v = torch::empty(sizes, v.options());
-        }
-        kv->k.narrow(2, start, T).copy_(k);
-        kv->v.narrow(2, start, T).copy_(v);
-        keys = kv->k.narrow(2, 0, start + T);  // [B, KV, start + T, hd]
-        values = kv->v.narrow(2, 0, start + T);
-      }
+      torch::Tensor keys = k, values = v;  // [B, KV, S, hd]
+      if (kv != nullptr) std::tie(keys, values) = cached(*kv, k, v, place);
       // Without a cache the keys start at `start` too: positions are relative to them.
-      context = scope.output(grouped_attention(q, keys, values, kv != nullptr ? start : 0, true,
-                                               spec.dropout, is_training()));  // [B, T, H hd]
+      context = scope.output(grouped_attention(q, keys, values, kv != nullptr ? place.start : 0,
+                                               true, spec.dropout, is_training(),
+                                               masked));  // [B, T, H hd]
     }
     auto out = run_projection(a + ".o_proj", attn->o_proj, context);  // [B, T, D]
     {
@@ -379,6 +408,17 @@ struct DecoderBlockImpl : nn::Module {
 };
 TORCH_MODULE(DecoderBlock);
 
+// Rotary tables [positions, hd / 2] each (cos, sin): theta^(-2i / hd) for i < hd / 2, times
+// the position; kept in fp32 whatever the default dtype (bf16 cannot tell positions apart
+// beyond a few hundred) and cast at use.
+std::pair<torch::Tensor, torch::Tensor> rotary_tables(const DecoderSpec& s, int64_t positions) {
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
+  const int64_t hd = s.head_dim();
+  auto inv_freq = torch::pow(s.rope_theta, -torch::arange(0, hd, 2, f32) / static_cast<double>(hd));
+  auto angles = torch::outer(torch::arange(positions, f32), inv_freq);  // [positions, hd / 2]
+  return {torch::cos(angles), torch::sin(angles)};
+}
+
 }  // namespace
 
 DecoderLmImpl::DecoderLmImpl(const DecoderSpec& s, int64_t positions) : spec(s) {
@@ -394,32 +434,54 @@ DecoderLmImpl::DecoderLmImpl(const DecoderSpec& s, int64_t positions) : spec(s) 
   embed_tokens->weight.normal_(0.0, s.init_std);
   if (!s.rotary) embed_positions->weight.normal_(0.0, s.position_init_std);
   if (s.rotary) {
-    // theta^(-2i / hd) for i < hd / 2, times the position; kept in fp32 whatever the default
-    // dtype (bf16 cannot tell positions apart beyond a few hundred) and cast at use.
-    const auto f32 = torch::TensorOptions().dtype(torch::kFloat);
-    const int64_t hd = s.head_dim();
-    auto inv_freq =
-        torch::pow(s.rope_theta, -torch::arange(0, hd, 2, f32) / static_cast<double>(hd));
-    auto angles = torch::outer(torch::arange(positions, f32), inv_freq);  // [positions, hd / 2]
-    rope_cos = register_buffer("rope_cos", torch::cos(angles));
-    rope_sin = register_buffer("rope_sin", torch::sin(angles));
+    auto [cos, sin] = rotary_tables(s, positions);
+    rope_cos = register_buffer("rope_cos", cos);
+    rope_sin = register_buffer("rope_sin", sin);
   }
 }
 
+void DecoderLmImpl::cover_positions(int64_t positions) {
+  if (!spec.rotary || rope_cos.size(0) >= positions) return;
+  // Ordinary tensors even under InferenceMode (a training step may use the tables later), set
+  // into the registered buffers themselves so module moves and casts still reach them.
+  c10::InferenceMode normal(false);
+  torch::NoGradGuard no_grad;
+  auto [cos, sin] = rotary_tables(spec, positions);
+  rope_cos.set_data(cos.to(rope_cos.options()));
+  rope_sin.set_data(sin.to(rope_sin.options()));
+}
+
 torch::Tensor DecoderLmImpl::hidden(const torch::Tensor& tokens, int64_t start, KvCache* cache) {
-  const int64_t T = tokens.size(1);
+  KvPlace place;
+  place.cache = cache;
+  place.start = start;
+  place.allocate = cache != nullptr && start == 0;
+  return hidden(tokens, place);
+}
+
+torch::Tensor DecoderLmImpl::hidden(const torch::Tensor& tokens, const KvPlace& place) {
+  const int64_t B = tokens.size(0), T = tokens.size(1);
+  const bool ragged = place.positions.defined();
+  PLUMB_ASSERT(!ragged || (T == 1 && place.cache != nullptr),
+               "a ragged decode feeds one token per row into a cache");
   auto x = run_layer("embed_tokens", embed_tokens, tokens);  // [B, T, D]
   if (!spec.rotary) {
     LayerScope scope("embed_positions");
-    auto positions = torch::arange(start, start + T, tokens.options());  // [T]
+    auto positions = ragged ? place.positions.view({B, 1})  // [B, 1]
+                            : torch::arange(place.start, place.start + T, tokens.options());  // [T]
     x = scope.output(x + embed_positions->forward(positions));
   }
   if (spec.dropout > 0 && is_training())
     x = F::dropout(x, F::DropoutFuncOptions().p(spec.dropout).training(true));
+  // A ragged decode reads keys 0 .. keys - 1 of every row; row b sees 0 .. positions[b] only.
+  torch::Tensor beyond;  // [B, 1, 1, keys] bool
+  if (ragged)
+    beyond = torch::arange(place.keys, place.positions.options()).view({1, 1, 1, place.keys}) >
+             place.positions.view({B, 1, 1, 1});
   for (size_t l = 0; l < layers->size(); ++l)
-    x = layers[l]->as<DecoderBlock>()->forward("layers." + std::to_string(l), x, start, *this,
-                                               cache != nullptr ? &cache->layers[l] : nullptr,
-                                               cache != nullptr ? cache->capacity : 0);
+    x = layers[l]->as<DecoderBlock>()->forward(
+        "layers." + std::to_string(l), x, place, *this,
+        place.cache != nullptr ? &place.cache->layers[l] : nullptr, beyond);
   return x;  // [B, T, D]
 }
 
@@ -432,123 +494,6 @@ torch::Tensor DecoderLmImpl::logits(const torch::Tensor& hidden_states) {
 
 torch::Tensor DecoderLmImpl::sequence_logits(const torch::Tensor& tokens) {
   return logits(hidden(tokens, 0, nullptr));  // [B, T, V]
-}
-
-namespace {
-
-// Batch layout: training tensors[0] = token ids [B, seq + 1] (inputs are the first seq, the
-// targets the last seq); inference tensors[0] = the prompt [B, prompt].
-class DecoderLmModel : public Model, public GenerativeModel {
- public:
-  DecoderLmModel(const DecoderSpec& spec, const AdamWSettings& optimizer, const LmSizes& sizes,
-                 const torch::Device& device)
-      : net_(spec, std::max(sizes.prompt + sizes.gen, sizes.seq)),
-        settings_(optimizer),
-        sizes_(sizes),
-        device_(device) {
-    net_->to(device);
-    optimizer_ = make_lm_adamw(net_->parameters(), settings_);
-    cache_.layers.resize(static_cast<size_t>(spec.layers));
-  }
-
-  nn::Module& module() override { return *net_; }
-
-  Batch make_batch() override {
-    const auto ids = torch::TensorOptions().dtype(torch::kLong).device(device_);
-    if (net_->is_training())
-      return {{torch::randint(net_->spec.vocab, {sizes_.batch, sizes_.seq + 1}, ids)},
-              static_cast<double>(sizes_.batch * sizes_.seq)};
-    return {{torch::randint(net_->spec.vocab, {sizes_.batch, sizes_.prompt}, ids)},
-            static_cast<double>(sizes_.batch * sizes_.gen)};
-  }
-
-  double train_step(const Batch& batch) override {
-    {
-      LayerScope scope("optimizer");
-      optimizer_->zero_grad();
-    }
-    const auto& ids = batch.tensors[0];
-    const int64_t T = ids.size(1) - 1;
-    auto logits = net_->sequence_logits(ids.narrow(1, 0, T));  // [B, T, V]
-    torch::Tensor loss;
-    {
-      LayerScope scope("loss");
-      loss = scope.output(F::cross_entropy(logits.reshape({-1, logits.size(2)}).to(torch::kFloat),
-                                           ids.narrow(1, 1, T).reshape(-1)));
-    }
-    lm_update(*optimizer_, net_->parameters(), settings_, loss);
-    return loss.item<double>();
-  }
-
-  double infer_step(const Batch& batch) override {
-    generate(*this, batch, device_);
-    return last_logits_.mean().item<double>();
-  }
-
-  torch::Tensor infer_output(const Batch& batch) override {
-    return generate(*this, batch, device_).tokens;  // [B, gen] int64
-  }
-
-  GenerationShape generation_shape() const override {
-    return {sizes_.batch, sizes_.prompt, sizes_.gen};
-  }
-
-  // A training batch serves too: its first `prompt` tokens are the prompt.
-  torch::Tensor prefill(const Batch& batch) override {
-    const auto& ids = batch.tensors[0];
-    auto prompt = ids.narrow(1, 0, std::min(ids.size(1), sizes_.prompt));  // [B, P]
-    cache_.length = 0;
-    cache_.capacity = prompt.size(1) + sizes_.gen;
-    auto hidden = net_->hidden(prompt, 0, &cache_);  // [B, P, D]
-    cache_.length = prompt.size(1);
-    return choose(hidden.select(1, prompt.size(1) - 1));  // logits at the last position only
-  }
-
-  torch::Tensor decode(const torch::Tensor& tokens) override {
-    PLUMB_ASSERT(cache_.length < cache_.capacity, "decode beyond the generation's cache");
-    auto hidden = net_->hidden(tokens.view({-1, 1}), cache_.length, &cache_);  // [B, 1, D]
-    ++cache_.length;
-    return choose(hidden.select(1, 0));
-  }
-
-  torch::Tensor last_logits() const override { return last_logits_; }
-  int64_t kv_cache_bytes() const override { return cache_.bytes(); }
-
- private:
-  // Greedy choice from the last hidden state [B, D]: the next token of each request [B].
-  torch::Tensor choose(const torch::Tensor& last_hidden) {
-    auto logits = net_->logits(last_hidden);  // [B, V]
-    last_logits_ = logits.to(torch::kFloat);
-    return logits.argmax(-1);
-  }
-
-  DecoderLm net_;
-  AdamWSettings settings_;
-  LmSizes sizes_;
-  torch::Device device_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
-  KvCache cache_;
-  torch::Tensor last_logits_;
-};
-
-}  // namespace
-
-std::unique_ptr<Model> make_decoder_lm_model(const DecoderSpec& spec,
-                                             const AdamWSettings& optimizer, const LmSizes& sizes,
-                                             const torch::Device& device) {
-  return std::make_unique<DecoderLmModel>(spec, optimizer, sizes, device);
-}
-
-std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const DecoderSpec& spec,
-                                            const Config& c, double preset_lr, int64_t seq_cap,
-                                            const torch::Device& device) {
-  check_decoder_dims(workload, spec);
-  const LmSizes sizes = lm_sizes(c, spec.context, seq_cap);
-  check_lm_context(
-      workload, sizes, spec.context,
-      "the context " + std::to_string(spec.context) + " of preset " + c.get_string("preset"));
-  return make_decoder_lm_model(spec, adamw_settings(c, preset_or(c, "lr", preset_lr)), sizes,
-                               device);
 }
 
 }  // namespace plumb::workloads

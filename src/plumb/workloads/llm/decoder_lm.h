@@ -112,10 +112,11 @@ void check_lm_context(const std::string& workload, const LmSizes& sizes, int64_t
 // Attention of queries [B, H, T, hd] over keys and values [B, KV, S, hd] (H a multiple of KV:
 // query head h reads key/value head h / (H / KV), as repeating each key/value head H / KV
 // times, without copying them). With `causal`, query i sits at position start + i and sees
-// keys 0 .. start + i. Returns [B, T, H hd].
+// keys 0 .. start + i. `masked`, when defined ([B, 1, 1, S] bool, a ragged decode's), hides
+// the keys where it is true from every query of that row. Returns [B, T, H hd].
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, int64_t start, bool causal, double dropout,
-                                bool training);
+                                bool training, const torch::Tensor& masked = {});
 
 // A linear layer initialised as GPT-2, Llama and BERT do: weight N(0, std), bias 0.
 torch::nn::Linear normal_linear(int64_t in, int64_t out, bool bias, double std);
@@ -141,6 +142,24 @@ struct KvCache {
   int64_t bytes() const;
 };
 
+// Where the tokens of one forward sit and where their keys and values go in a cache. One block
+// code path serves three cases:
+//  - a uniform batch (generate's prefill and decode): tokens [B, T] at positions
+//    start .. start + T - 1 in cache rows 0 .. B - 1;
+//  - one slot's chunk of a prompt: tokens [1, T] at positions start .. start + T - 1 in cache
+//    row `row`, attending to the chunks before it in that row too;
+//  - a ragged decode: tokens [B, 1], row i at its own position positions[i] in cache row i,
+//    attending to keys 0 .. positions[i] of its row (the keys 0 .. keys - 1 are read, those
+//    beyond a row's position hidden).
+struct KvPlace {
+  KvCache* cache = nullptr;  // none: attention over the forward's own tokens only
+  int64_t start = 0;         // uniform batch, chunk: the first token's position
+  int64_t row = 0;           // the first cache row written
+  bool allocate = false;     // (re)allocate [B, KV, capacity, hd] first unless the cache fits
+  torch::Tensor positions;   // ragged decode: [B] int64 on the model's device; else undefined
+  int64_t keys = 0;          // ragged decode: max(positions) + 1
+};
+
 // The network: token (and position) embeddings, the blocks, the final norm, the output
 // projection.
 struct DecoderLmImpl : torch::nn::Module {
@@ -149,8 +168,14 @@ struct DecoderLmImpl : torch::nn::Module {
 
   // Hidden states [B, T, D] of tokens [B, T] at positions start .. start + T - 1, before the
   // final norm. With a cache, each layer writes its keys and values at those positions and
-  // attends over positions 0 .. start + T - 1; without, over the T tokens only.
+  // attends over positions 0 .. start + T - 1; without, over the T tokens only. A cache is
+  // allocated for its capacity when start is 0 (generate's prefill).
   torch::Tensor hidden(const torch::Tensor& tokens, int64_t start, KvCache* cache);
+  // The same for tokens [B, T] placed as `place` says (the three cases of KvPlace).
+  torch::Tensor hidden(const torch::Tensor& tokens, const KvPlace& place);
+  // Extends the rotary tables to cover positions 0 .. positions - 1 (no-op when they do, or
+  // with learned positions): the constructor sizes them for the fixed-size steps only.
+  void cover_positions(int64_t positions);
   // Final norm and output projection: [..., D] -> [..., V].
   torch::Tensor logits(const torch::Tensor& hidden);
   // Logits at every position of tokens [B, T], without a cache: [B, T, V].
@@ -172,9 +197,10 @@ std::unique_ptr<Model> build_preset_decoder(const std::string& workload, const D
                                             const Config& config, double preset_lr, int64_t seq_cap,
                                             const torch::Device& device);
 
-// Builds the Model (also a GenerativeModel) of a decoder spec. Batches: training [B, seq + 1]
-// token ids (inputs and their next-token targets), units B * seq tokens; inference the prompt
-// [B, prompt], units B * gen output tokens. Inference is a greedy generation (plumb::generate).
+// Builds the Model (also a GenerativeModel and a SlottedGenerator) of a decoder spec. Batches:
+// training [B, seq + 1] token ids (inputs and their next-token targets), units B * seq tokens;
+// inference the prompt [B, prompt], units B * gen output tokens. Inference is a greedy generation
+// (plumb::generate).
 std::unique_ptr<Model> make_decoder_lm_model(const DecoderSpec& spec,
                                              const AdamWSettings& optimizer, const LmSizes& sizes,
                                              const torch::Device& device);
