@@ -129,7 +129,7 @@ void print_token_session(std::ostream& out, const ServedSession& served) {
           "tokens/s, mean decode batch {:.1f}\n",
           s.found_qps, p, serve_ms(s.bound_s), serve_ms(s.tpot_bound_s), serve_ms(at->ttft_tail_s),
           serve_ms(at->tpot_tail_s), at->queries, s.failed_qps,
-          store::serve_bracket_is_ceiling(s) ? "is the Offline ceiling" : "missed",
+          store::serve_bracket_is_ceiling(s) ? "is the Offline ceiling" : "did not hold",
           at->goodput_rate, at->output_token_rate, at->mean_batch);
     else
       out << fmt::format("found: no rate down to {:.3g} requests/s kept both bounds\n",

@@ -2,6 +2,7 @@
 #include "plumb/run/rate_search.h"
 
 #include <cmath>
+#include <map>
 
 #include "plumb/core/errors.h"
 
@@ -39,6 +40,26 @@ RateSearchResult search_rate(const RateSearchOptions& o, const RateTrialFn& tria
       r.failed_qps = rate;
   }
   return r;
+}
+
+ServerSearch search_server_rate(double ceiling, double resolution, double percentile,
+                                const std::function<std::pair<int, TailVerdict>(double)>& trial) {
+  RateSearchOptions search;
+  search.ceiling_qps = ceiling;
+  search.resolution = resolution;
+  // Below this, the queries a trial needs would take longer than kMaxServerTrialS to arrive.
+  search.lowest_qps = static_cast<double>(min_queries_for(percentile)) / kMaxServerTrialS;
+  std::map<double, int> run_at;
+  const auto found = search_rate(search, [&](double rate) {
+    const auto [index, verdict] = trial(rate);
+    run_at[rate] = index;
+    return verdict;
+  });
+  ServerSearch out;
+  out.found = found.held_qps;
+  out.failed = found.failed_qps;
+  if (found.held_qps > 0) out.found_run = run_at[found.held_qps];
+  return out;
 }
 
 }  // namespace plumb::run

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "plumb/run/latency_percentiles.h"
@@ -32,5 +33,19 @@ struct RateSearchResult {
 using RateTrialFn = std::function<TailVerdict(double rate_qps)>;
 
 RateSearchResult search_rate(const RateSearchOptions& options, const RateTrialFn& trial);
+
+// The Server search tries no rate so low that the queries its trial needs would take longer than
+// this to arrive.
+inline constexpr double kMaxServerTrialS = 120;
+
+// plumb serve's search (one-shot and token-level alike): from below the Offline `ceiling` at
+// `resolution`, down to the rate whose trial at `percentile` would outlast kMaxServerTrialS.
+// `trial` serves one rate, records its run and returns the run's index and verdict.
+struct ServerSearch {
+  double found = 0, failed = 0;  // the rate held, and the lowest above it that did not
+  int found_run = -1;            // the index `trial` gave the run at `found`; -1: none held
+};
+ServerSearch search_server_rate(double ceiling, double resolution, double percentile,
+                                const std::function<std::pair<int, TailVerdict>(double)>& trial);
 
 }  // namespace plumb::run

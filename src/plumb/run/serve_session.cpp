@@ -397,26 +397,17 @@ ServeResult serve_workload(const Workload& workload, const ServeOptions& options
           return;
         }
         const double ceiling = session.offline().achieved_qps;
-        RateSearchOptions search;
-        search.ceiling_qps = ceiling;
-        search.resolution = o.resolution;
-        // Below this, the queries a trial needs would take longer than kMaxServerTrialS to arrive.
-        search.lowest_qps = static_cast<double>(min_queries_for(o.percentile)) / kMaxServerTrialS;
-        std::map<double, int> run_at;
-        const auto found = search_rate(search, [&](double rate) {
-          const TailVerdict v = session.server(rate, "trial").check.verdict;
-          run_at[rate] = static_cast<int>(r.runs.size()) - 1;
-          return v;
-        });
-        r.found_qps = found.held_qps;
-        r.failed_qps = found.failed_qps;
-        if (found.held_qps > 0) r.found_run = run_at[found.held_qps];
+        const ServerSearch found =
+            search_server_rate(ceiling, o.resolution, o.percentile, [&](double rate) {
+              const TailVerdict v = session.server(rate, "trial").check.verdict;
+              return std::pair{static_cast<int>(r.runs.size()) - 1, v};
+            });
+        r.found_qps = found.found;
+        r.failed_qps = found.failed;
+        r.found_run = found.found_run;
       },
       /*batch_pool=*/1);
-  r.status = run.status;
-  r.message = run.message;
-  r.warnings.insert(r.warnings.begin(), run.warnings.begin(), run.warnings.end());
-  r.precision_notes = run.precision_notes;
+  take_run_outcome(run, r);
   return r;
 }
 

@@ -17,15 +17,12 @@
 
 #include "plumb/core/workload.h"
 #include "plumb/run/latency_percentiles.h"
+#include "plumb/run/rate_search.h"
 #include "plumb/run/run_result.h"
 #include "plumb/run/runner.h"
 #include "plumb/run/serving_loop.h"
 
 namespace plumb::run {
-
-// The Server search tries no rate so low that the queries its trial needs would take longer than
-// this to arrive.
-inline constexpr double kMaxServerTrialS = 120;
 
 enum class Scenario { kSingleStream, kServer, kOffline };
 std::string scenario_name(Scenario scenario);  // "single-stream", "server", "offline"
@@ -107,5 +104,15 @@ struct ServeResult {
 
 ServeResult serve_workload(const Workload& workload, const ServeOptions& options,
                            const ProgressFn& progress = {});
+
+// Copies what the model's run says about itself (status, message, warnings first, precision
+// notes) into a serve result of either kind.
+template <typename Result>
+void take_run_outcome(const RunResult& run, Result& result) {
+  result.status = run.status;
+  result.message = run.message;
+  result.warnings.insert(result.warnings.begin(), run.warnings.begin(), run.warnings.end());
+  result.precision_notes = run.precision_notes;
+}
 
 }  // namespace plumb::run

@@ -33,6 +33,9 @@ class Server {
         clock_(clock),
         bytes_per_position_(engine.kv_bytes_per_position()) {
     trace_.requests.resize(requests.size());
+    // Every request takes an iteration or more: growing the record mid-run would copy it all,
+    // a stall of milliseconds in the schedule.
+    trace_.iterations.reserve(2 * requests.size() + 16);
     for (size_t i = 0; i < requests.size(); ++i) {
       auto& r = trace_.requests[i];
       r.arrival_s = requests[i].arrival_s;
@@ -173,11 +176,12 @@ class Server {
 
   // The highest slot neither a decoding nor a prefilling request holds.
   int64_t free_slot() const {
-    std::vector<bool> busy(static_cast<size_t>(o_.max_batch), false);
-    for (size_t i = 0; i < decoding_.size(); ++i) busy[i] = true;
-    for (const auto& h : prefilling_) busy[static_cast<size_t>(h.slot)] = true;
-    for (int64_t s = o_.max_batch - 1; s >= 0; --s)
-      if (!busy[static_cast<size_t>(s)]) return s;
+    const auto held = [&](int64_t slot) {
+      return std::any_of(prefilling_.begin(), prefilling_.end(),
+                         [&](const Held& h) { return h.slot == slot; });
+    };
+    for (int64_t s = o_.max_batch - 1; s >= static_cast<int64_t>(decoding_.size()); --s)
+      if (!held(s)) return s;
     PLUMB_ASSERT(false, "admission checks that a slot is free");
     return -1;
   }
@@ -227,9 +231,10 @@ class Server {
     bool last;
   };
 
-  // This iteration's prompt chunks, and whether it decodes.
-  std::vector<Chunk> plan(bool& decode) const {
-    std::vector<Chunk> chunks;
+  // This iteration's prompt chunks (into `chunks`, reused: no allocation per iteration), and
+  // whether it decodes.
+  void plan(std::vector<Chunk>& chunks, bool& decode) const {
+    chunks.clear();
     const auto chunk_of = [&](size_t i, int64_t most) {
       const auto& h = prefilling_[i];
       const int64_t left = trace_.requests[h.id].prompt - h.prefilled;
@@ -240,7 +245,7 @@ class Server {
       for (size_t i = 0; i < prefilling_.size(); ++i)
         chunks.push_back(chunk_of(i, std::numeric_limits<int64_t>::max()));
       decode = chunks.empty() && !decoding_.empty();
-      return chunks;
+      return;
     }
     decode = !decoding_.empty();
     int64_t budget = o_.chunk_tokens - static_cast<int64_t>(decoding_.size());
@@ -248,7 +253,6 @@ class Server {
       chunks.push_back(chunk_of(i, budget));
       budget -= chunks.back().tokens;
     }
-    return chunks;
   }
 
   std::vector<Held>::iterator first_prompt_done() {
@@ -258,6 +262,8 @@ class Server {
 
   void serve_continuous() {
     const size_t n = requests_.size();
+    std::vector<Chunk> chunks;
+    chunks.reserve(static_cast<size_t>(o_.max_batch));
     while (finished_ < n) {
       const double now = clock_.now_s();
       take_arrivals(now);
@@ -267,7 +273,7 @@ class Server {
         continue;
       }
       bool decode = false;
-      const std::vector<Chunk> chunks = plan(decode);
+      plan(chunks, decode);
       const int32_t waiting = static_cast<int32_t>(waiting_.size());
       const int32_t decoders = decode ? static_cast<int32_t>(decoding_.size()) : 0;
       const double start = clock_.now_s();

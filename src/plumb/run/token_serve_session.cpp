@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -376,26 +375,18 @@ TokenServeResult serve_generative(const Workload& workload, const TokenServeOpti
           r.reachable = false;
           return;
         }
-        RateSearchOptions search;
-        search.ceiling_qps = session.offline().summary.request_rate;
-        search.resolution = o.resolution;
-        search.lowest_qps =
-            static_cast<double>(min_queries_for(r.bounds.percentile)) / kMaxServerTrialS;
-        std::map<double, int> run_at;
-        const auto found = search_rate(search, [&](double rate) {
-          const TailVerdict v = session.server(rate, "trial").summary.verdict;
-          run_at[rate] = static_cast<int>(r.runs.size()) - 1;
-          return v;
-        });
-        r.found_rate = found.held_qps;
-        r.failed_rate = found.failed_qps;
-        if (found.held_qps > 0) r.found_run = run_at[found.held_qps];
+        const double ceiling = session.offline().summary.request_rate;
+        const ServerSearch found =
+            search_server_rate(ceiling, o.resolution, r.bounds.percentile, [&](double rate) {
+              const TailVerdict v = session.server(rate, "trial").summary.verdict;
+              return std::pair{static_cast<int>(r.runs.size()) - 1, v};
+            });
+        r.found_rate = found.found;
+        r.failed_rate = found.failed;
+        r.found_run = found.found_run;
       },
       /*batch_pool=*/1);
-  r.status = run.status;
-  r.message = run.message;
-  r.warnings.insert(r.warnings.begin(), run.warnings.begin(), run.warnings.end());
-  r.precision_notes = run.precision_notes;
+  take_run_outcome(run, r);
   return r;
 }
 
