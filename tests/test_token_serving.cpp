@@ -15,7 +15,9 @@
 #include "plumb/core/errors.h"
 #include "plumb/run/request_stream.h"
 #include "plumb/run/serving_loop.h"
+#include "plumb/run/rate_search.h"
 #include "plumb/run/token_metrics.h"
+#include "plumb/run/token_serve_session.h"
 #include "plumb/run/token_scheduler.h"
 #include "scratch_dir.h"
 
@@ -315,6 +317,26 @@ TEST(TokenMetrics, TtftTpotAndGoodputFollowTheirDefinitionsOnAHandTimedTrace) {
   EXPECT_DOUBLE_EQ(s.itl_p50_s, 0.75);  // gaps 0.2, 0.5, 1.0, 1.0: between the middle two
   EXPECT_EQ(s.ttft.check.over_bound, 1u);
   EXPECT_EQ(s.tpot.check.over_bound, 1u);
+}
+
+TEST(TokenSearch, AGenerativeModelsSlowRatesAreTriedWithinItsLongerTrialCap) {
+  // GPT-2 small's Offline ceiling on a 2-core VM is about 2 requests/s: a p99 trial's 299 requests
+  // at half of it take about 5 minutes to arrive. One-shot serving's 120 s cap would try nothing.
+  std::vector<double> tried;
+  const auto trial = [&](double rate) {
+    tried.push_back(rate);
+    return std::pair{static_cast<int>(tried.size()) - 1,
+                     rate < 1.5 ? TailVerdict::kMet : TailVerdict::kMissed};
+  };
+  const ServerSearch capped = search_server_rate(2.17, 0.05, 0.99, kMaxServerTrialS, trial);
+  EXPECT_TRUE(tried.empty());
+  EXPECT_EQ(capped.found, 0);
+  const ServerSearch found = search_server_rate(2.17, 0.05, 0.99, kMaxTokenTrialS, trial);
+  ASSERT_FALSE(tried.empty());
+  EXPECT_DOUBLE_EQ(tried.front(), 2.17 / 2);
+  EXPECT_GT(found.found, 1.4);
+  EXPECT_LT(found.found, 1.5);
+  EXPECT_EQ(tried[static_cast<size_t>(found.found_run)], found.found);
 }
 
 TEST(TokenMetrics, BothBoundsMustHoldForTheRunToHold) {

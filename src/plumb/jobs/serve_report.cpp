@@ -8,6 +8,7 @@
 
 #include "plumb/report/text_table.h"
 #include "plumb/run/serve_session.h"
+#include "plumb/run/token_serve_session.h"
 #include "plumb/store/record_json.h"
 #include "plumb/store/serve_records.h"
 
@@ -131,6 +132,11 @@ void print_token_session(std::ostream& out, const ServedSession& served) {
           serve_ms(at->tpot_tail_s), at->queries, s.failed_qps,
           store::serve_bracket_is_ceiling(s) ? "is the Offline ceiling" : "did not hold",
           at->goodput_rate, at->output_token_rate, at->mean_batch);
+    else if (s.measurements.size() <= 1)  // the Offline ceiling alone: no trial was served
+      out << fmt::format(
+          "found: no rate tried: below {:.3g} requests/s (half the Offline ceiling) a trial's "
+          "requests would take over {:.0f} s to arrive\n",
+          s.failed_qps / 2, run::kMaxTokenTrialS);
     else
       out << fmt::format("found: no rate down to {:.3g} requests/s kept both bounds\n",
                          s.failed_qps);

@@ -43,12 +43,13 @@ RateSearchResult search_rate(const RateSearchOptions& o, const RateTrialFn& tria
 }
 
 ServerSearch search_server_rate(double ceiling, double resolution, double percentile,
+                                double longest_trial_s,
                                 const std::function<std::pair<int, TailVerdict>(double)>& trial) {
   RateSearchOptions search;
   search.ceiling_qps = ceiling;
   search.resolution = resolution;
-  // Below this, the queries a trial needs would take longer than kMaxServerTrialS to arrive.
-  search.lowest_qps = static_cast<double>(min_queries_for(percentile)) / kMaxServerTrialS;
+  // Below this, the queries a trial needs would take longer than longest_trial_s to arrive.
+  search.lowest_qps = static_cast<double>(min_queries_for(percentile)) / longest_trial_s;
   std::map<double, int> run_at;
   const auto found = search_rate(search, [&](double rate) {
     const auto [index, verdict] = trial(rate);

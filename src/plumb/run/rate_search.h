@@ -39,13 +39,15 @@ RateSearchResult search_rate(const RateSearchOptions& options, const RateTrialFn
 inline constexpr double kMaxServerTrialS = 120;
 
 // plumb serve's search (one-shot and token-level alike): from below the Offline `ceiling` at
-// `resolution`, down to the rate whose trial at `percentile` would outlast kMaxServerTrialS.
+// `resolution`, down to the rate whose trial at `percentile` would take longer than
+// `longest_trial_s` for its queries to arrive (one-shot serving: kMaxServerTrialS).
 // `trial` serves one rate, records its run and returns the run's index and verdict.
 struct ServerSearch {
   double found = 0, failed = 0;  // the rate held, and the lowest above it that did not
   int found_run = -1;            // the index `trial` gave the run at `found`; -1: none held
 };
 ServerSearch search_server_rate(double ceiling, double resolution, double percentile,
+                                double longest_trial_s,
                                 const std::function<std::pair<int, TailVerdict>(double)>& trial);
 
 }  // namespace plumb::run

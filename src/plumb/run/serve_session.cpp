@@ -397,8 +397,8 @@ ServeResult serve_workload(const Workload& workload, const ServeOptions& options
           return;
         }
         const double ceiling = session.offline().achieved_qps;
-        const ServerSearch found =
-            search_server_rate(ceiling, o.resolution, o.percentile, [&](double rate) {
+        const ServerSearch found = search_server_rate(
+            ceiling, o.resolution, o.percentile, kMaxServerTrialS, [&](double rate) {
               const TailVerdict v = session.server(rate, "trial").check.verdict;
               return std::pair{static_cast<int>(r.runs.size()) - 1, v};
             });

@@ -376,8 +376,8 @@ TokenServeResult serve_generative(const Workload& workload, const TokenServeOpti
           return;
         }
         const double ceiling = session.offline().summary.request_rate;
-        const ServerSearch found =
-            search_server_rate(ceiling, o.resolution, r.bounds.percentile, [&](double rate) {
+        const ServerSearch found = search_server_rate(
+            ceiling, o.resolution, r.bounds.percentile, kMaxTokenTrialS, [&](double rate) {
               const TailVerdict v = session.server(rate, "trial").summary.verdict;
               return std::pair{static_cast<int>(r.runs.size()) - 1, v};
             });

@@ -22,6 +22,11 @@
 
 namespace plumb::run {
 
+// A generative request takes seconds, so a p99 trial's 299 requests arrive at a few per second:
+// the search tries rates down to the one whose trial would take this long to arrive (one-shot
+// serving stops at kMaxServerTrialS).
+inline constexpr double kMaxTokenTrialS = 600;
+
 struct TokenServeOptions {
   RunOptions run;  // inference; threads, dtype, seed, config
   Scenario scenario = Scenario::kServer;
