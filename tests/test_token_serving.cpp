@@ -13,12 +13,12 @@
 
 #include "fake_slotted.h"
 #include "plumb/core/errors.h"
+#include "plumb/run/rate_search.h"
 #include "plumb/run/request_stream.h"
 #include "plumb/run/serving_loop.h"
-#include "plumb/run/rate_search.h"
 #include "plumb/run/token_metrics.h"
-#include "plumb/run/token_serve_session.h"
 #include "plumb/run/token_scheduler.h"
+#include "plumb/run/token_serve_session.h"
 #include "scratch_dir.h"
 
 namespace plumb::run {

@@ -291,20 +291,27 @@ Setting serve_setting(const Workload& w, const ServeOptions& o) {
       own_field("workers", "--workers", std::to_string(o.workers),
                 std::to_string(defaults.workers))};
   if (o.rate_qps > 0) own.push_back(own_field("qps", "--qps", fmt::format("{:g}", o.rate_qps)));
-  own.push_back(own_field("duration", "--duration", fmt::format("{:g}", o.duration_s), "", true));
-  own.push_back(own_field("resolution", "--resolution", fmt::format("{:g}", o.resolution),
-                          fmt::format("{:g}", defaults.resolution), true));
-  Setting s = run_setting("plumb serve", w.info.name, run_identity(w, o.run), std::move(own));
+  return serve_command_setting(w, o.run, std::move(own), o.duration_s, o.resolution);
+}
+
+Setting serve_command_setting(const Workload& w, const RunOptions& run,
+                              std::vector<SettingField> own, double duration_s, double resolution) {
+  own.push_back(own_field("duration", "--duration", fmt::format("{:g}", duration_s), "", true));
+  own.push_back(own_field("resolution", "--resolution", fmt::format("{:g}", resolution),
+                          fmt::format("{:g}", ServeOptions{}.resolution), true));
+  Setting s = run_setting("plumb serve", w.info.name, run_identity(w, run), std::move(own));
   for (auto& f : s.fields)
     if (f.name == "mode") f.flag.clear();  // serving is inference: the command says it
   return s;
 }
 
+void require_positive(double v, const char* flag, const char* what) {
+  if (!(v > 0) || !std::isfinite(v))
+    throw UsageError(fmt::format("{} must be a positive {}, got {}", flag, what, v));
+}
+
 void validate_serve_options(const ServeOptions& o) {
-  auto positive = [](double v, const char* flag, const char* what) {
-    if (!(v > 0) || !std::isfinite(v))
-      throw UsageError(fmt::format("{} must be a positive {}, got {}", flag, what, v));
-  };
+  const auto positive = require_positive;
   positive(o.bound_s, "the latency bound (--p99/--p90/--p999)", "time such as 20ms");
   positive(o.duration_s, "--duration", "number of seconds");
   if (o.rate_qps != 0) positive(o.rate_qps, "--qps", "number of queries per second");

@@ -47,6 +47,14 @@ struct ServeOptions {
 // Printed as the reproducer it is the session's command; canonical, its key (plumb compare).
 Setting serve_setting(const Workload& workload, const ServeOptions& options);
 
+// A serve session's setting of either kind: the run setting with `own` fields, then --duration and
+// --resolution (how it was measured, not what), without --mode (serving is inference).
+Setting serve_command_setting(const Workload& workload, const RunOptions& run,
+                              std::vector<SettingField> own, double duration_s, double resolution);
+
+// Throws UsageError "FLAG must be a positive WHAT, got V" unless v is positive and finite.
+void require_positive(double v, const char* flag, const char* what);
+
 // Throws UsageError for a bound, rate, wait, batch, duration, worker count or percentile out of
 // range, naming the flag.
 void validate_serve_options(const ServeOptions& options);

@@ -231,7 +231,6 @@ double scaled_bound(double bound_s, double lone_s) {
 }
 
 Setting token_serve_setting(const Workload& w, const TokenServeOptions& o) {
-  const TokenServeOptions defaults;
   const auto range = [](const LengthRange& r) {
     return r.low == r.high ? std::to_string(r.low) : fmt::format("{}-{}", r.low, r.high);
   };
@@ -259,20 +258,11 @@ Setting token_serve_setting(const Workload& w, const TokenServeOptions& o) {
   own.push_back(own_field("tpot", "--tpot", fmt::format("{:g}ms", 1e3 * o.bounds.tpot_s)));
   own.push_back(own_field("percentile", "--percentile",
                           fmt::format("{:g}", 100 * o.bounds.percentile), "99"));
-  own.push_back(own_field("duration", "--duration", fmt::format("{:g}", o.duration_s), "", true));
-  own.push_back(own_field("resolution", "--resolution", fmt::format("{:g}", o.resolution),
-                          fmt::format("{:g}", defaults.resolution), true));
-  Setting s = run_setting("plumb serve", w.info.name, run_identity(w, o.run), std::move(own));
-  for (auto& f : s.fields)
-    if (f.name == "mode") f.flag.clear();  // serving is inference: the command says it
-  return s;
+  return serve_command_setting(w, o.run, std::move(own), o.duration_s, o.resolution);
 }
 
 void validate_token_serve_options(const TokenServeOptions& o) {
-  auto positive = [](double v, const char* flag, const char* what) {
-    if (!(v > 0) || !std::isfinite(v))
-      throw UsageError(fmt::format("{} must be a positive {}, got {}", flag, what, v));
-  };
+  const auto positive = require_positive;
   if (o.scenario == Scenario::kSingleStream)
     throw UsageError(
         "--scenario single-stream: a generative workload is served as offline or server "
