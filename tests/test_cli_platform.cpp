@@ -94,6 +94,10 @@ TEST_F(Cli, ProbeReportsEveryDtypeAndLevelAndIsReused) {
   EXPECT_GT(j["peaks"]["fp32"]["gemm_flops"].get<double>(), 0);
   EXPECT_GT(j["peaks"]["fp64"]["gemm_flops"].get<double>(), 0);  // OpenBLAS dgemm everywhere
   EXPECT_FALSE(j["peaks"]["fp32"]["gemm_library"].get<std::string>().empty());
+  // The hierarchy needs cache sizes: sysfs lists them, or cpuid does where a VM hides sysfs's.
+  ASSERT_FALSE(j["machine"]["caches"].empty());
+  EXPECT_TRUE(j["machine"]["cache_source"] == "sysfs" ||
+              j["machine"]["cache_source"] == "cpuid (glibc sysconf)");
   std::set<std::string> levels;
   for (const auto& l : j["bandwidth"]["levels"]) {
     levels.insert(l["level"].get<std::string>());

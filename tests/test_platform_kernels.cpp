@@ -87,6 +87,43 @@ TEST(PlatformKernels, CacheLevelsFromFakeSysfs) {
   EXPECT_TRUE(read_cache_levels((dir.path() / "missing").string()).empty());
 }
 
+TEST(PlatformKernels, CacheLevelsFromSysconfSizesWhenSysfsHasNone) {
+  // Zen 5 VM figures: 48 KiB L1d, 1 MiB L2, the host's 508 MiB L3, no L4.
+  std::vector<CacheLevel> levels = cache_levels_from_sizes(48 * kKiB, kMiB, 508 * kMiB, 0, 2);
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].level, 1);
+  EXPECT_EQ(levels[0].type, "Data");
+  EXPECT_EQ(levels[0].size_bytes, 48 * kKiB);
+  EXPECT_EQ(levels[0].shared_by_cpus, 1);
+  EXPECT_EQ(levels[1].level, 2);
+  EXPECT_EQ(levels[1].type, "Unified");
+  EXPECT_EQ(levels[1].shared_by_cpus, 1);
+  EXPECT_EQ(levels[2].level, 3);
+  EXPECT_EQ(levels[2].size_bytes, 508 * kMiB);
+  EXPECT_EQ(levels[2].shared_by_cpus, 2);  // the last level is shared by every CPU
+  // A machine with only L1 and L2 keeps both private; nothing known gives nothing.
+  levels = cache_levels_from_sizes(32 * kKiB, 4 * kMiB, 0, 0, 8);
+  ASSERT_EQ(levels.size(), 2u);
+  EXPECT_EQ(levels[1].shared_by_cpus, 1);
+  EXPECT_TRUE(cache_levels_from_sizes(0, 0, 0, 0, 4).empty());
+
+  // sysfs wins where it lists caches; without it the inventory says where the sizes came from.
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  write_cache_index(dir, 0, "1", "Data", "32K", "0");
+  CacheInventory from_sysfs = detect_cache_levels(dir.path().string());
+  EXPECT_EQ(from_sysfs.source, "sysfs");
+  ASSERT_EQ(from_sysfs.levels.size(), 1u);
+  EXPECT_EQ(from_sysfs.levels[0].size_bytes, 32 * kKiB);
+  CacheInventory fallback = detect_cache_levels((dir.path() / "missing").string());
+  EXPECT_EQ(fallback.source.empty(), fallback.levels.empty());
+  if (!fallback.levels.empty()) {
+    EXPECT_EQ(fallback.source, "cpuid (glibc sysconf)");
+    for (size_t i = 1; i < fallback.levels.size(); ++i)
+      EXPECT_GT(fallback.levels[i].level, fallback.levels[i - 1].level);
+  }
+}
+
 TEST(PlatformKernels, ParsesSizesAndCpuLists) {
   EXPECT_EQ(parse_cache_size("32K"), 32 * kKiB);
   EXPECT_EQ(parse_cache_size(" 1024K\n"), kMiB);

@@ -166,8 +166,9 @@ Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dty
   const auto* level_row = row_for_threads(probe.at("bandwidth").at("levels"), threads);
   if (level_row == nullptr)
     throw UsageError(
-        "the probe has no memory-level bandwidths (cache sizes were not readable); run plumb "
-        "probe --thorough --refresh on a machine that exposes /sys/devices/system/cpu");
+        "the probe has no memory-level bandwidths: neither sysfs nor cpuid gave this machine's "
+        "cache sizes (machine.caches of plumb probe --json is empty), so it cannot tell a cache "
+        "level from DRAM");
   const int t = level_row->at("threads").get<int>();
   for (const auto& l : probe.at("bandwidth").at("levels")) {
     if (l.at("threads").get<int>() != t) continue;

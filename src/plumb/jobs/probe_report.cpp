@@ -140,6 +140,15 @@ void print_probe(std::ostream& out, const ProbeChoice& choice) {
                      format_number(f.at("measured_hz").get<double>() / 1e9, 2),
                      format_number(f.at("nominal_hz").get<double>() / 1e9, 2),
                      f.at("nominal_source").get<std::string>());
+  // Where the cache sizes came from matters on VMs: cpuid may report the host's whole LLC.
+  std::string caches;
+  for (const auto& c : m.at("caches"))
+    caches += fmt::format("{}L{}{} {}", caches.empty() ? "" : ", ", c.at("level").get<int>(),
+                          c.at("type").get<std::string>() == "Data" ? "d" : "",
+                          format_bytes(c.at("size_bytes").get<double>()));
+  const std::string source = m.value("cache_source", std::string("sysfs"));
+  out << "caches: " << (caches.empty() ? "none readable (neither sysfs nor cpuid)" : caches)
+      << (caches.empty() ? "" : " (from " + source + ")") << "\n";
   out << fmt::format("{} probe, {} s, measured {}{}\n\n", d.at("mode").get<std::string>(),
                      format_number(d.at("seconds").get<double>(), 1),
                      d.at("measured_at").get<std::string>(),

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
@@ -373,6 +375,41 @@ std::vector<CacheLevel> read_cache_levels(const std::string& root) {
     return a.level != b.level ? a.level < b.level : a.type < b.type;
   });
   return levels;
+}
+
+std::vector<CacheLevel> cache_levels_from_sizes(int64_t l1d, int64_t l2, int64_t l3, int64_t l4,
+                                                int logical_cpus) {
+  std::vector<CacheLevel> levels;
+  const int64_t sizes[] = {l1d, l2, l3, l4};
+  for (int i = 0; i < 4; ++i) {
+    if (sizes[i] <= 0) continue;
+    CacheLevel c;
+    c.level = i + 1;
+    c.type = i == 0 ? "Data" : "Unified";
+    c.size_bytes = sizes[i];
+    levels.push_back(c);
+  }
+  // Above L2 the level is shared by every CPU; L1/L2 are private (see the header).
+  if (!levels.empty() && levels.back().level > 2)
+    levels.back().shared_by_cpus = std::max(1, logical_cpus);
+  return levels;
+}
+
+CacheInventory detect_cache_levels(const std::string& root) {
+  CacheInventory inventory;
+  inventory.levels = read_cache_levels(root);
+  if (!inventory.levels.empty()) {
+    inventory.source = "sysfs";
+    return inventory;
+  }
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL4_CACHE_SIZE)
+  auto size = [](int name) { return static_cast<int64_t>(std::max(0L, sysconf(name))); };
+  inventory.levels = cache_levels_from_sizes(
+      size(_SC_LEVEL1_DCACHE_SIZE), size(_SC_LEVEL2_CACHE_SIZE), size(_SC_LEVEL3_CACHE_SIZE),
+      size(_SC_LEVEL4_CACHE_SIZE), static_cast<int>(std::thread::hardware_concurrency()));
+  if (!inventory.levels.empty()) inventory.source = "cpuid (glibc sysconf)";
+#endif
+  return inventory;
 }
 
 FrequencyInfo read_nominal_frequency(const std::string& cpufreq_max_path,

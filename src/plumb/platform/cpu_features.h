@@ -73,6 +73,23 @@ struct CacheLevel {
 std::vector<CacheLevel> read_cache_levels(
     const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
 
+// The data and unified caches from the sizes glibc's sysconf(_SC_LEVELn_*CACHE_SIZE) reports
+// (0 = absent). glibc decodes cpuid's cache leaves (Intel 4 and 2, AMD 0x8000001D and
+// 0x80000005/6), which VMs without a sysfs cache tree still pass through. It does not say
+// which CPUs share a level: L1 and L2 count as private to one CPU, and the last level as
+// shared by all `logical_cpus`, so a multi-thread working set never assumes more of it.
+std::vector<CacheLevel> cache_levels_from_sizes(int64_t l1d, int64_t l2, int64_t l3, int64_t l4,
+                                                int logical_cpus);
+
+struct CacheInventory {
+  std::vector<CacheLevel> levels;
+  std::string source;  // "sysfs", "cpuid (glibc sysconf)", or "" when neither said anything
+};
+
+// The caches the probe sizes its working sets by: sysfs (<root>) when it lists any, else
+// cache_levels_from_sizes on sysconf's figures for this machine.
+CacheInventory detect_cache_levels(const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
+
 // The first line of a small sysfs or procfs file, without surrounding blanks; "" when it
 // cannot be read.
 std::string read_first_line(const std::string& path);

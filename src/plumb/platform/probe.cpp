@@ -23,7 +23,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
-                  const std::vector<CacheLevel>& caches) {
+                  const CacheInventory& inventory) {
+  const std::vector<CacheLevel>& caches = inventory.levels;
   Json isa;
   for (const auto& [name, has] :
        std::initializer_list<std::pair<const char*, bool>>{{"sse2", cpu.sse2},
@@ -63,7 +64,8 @@ Json machine_json(const CpuFeatures& cpu, const FrequencyInfo& freq,
            {{"nominal_hz", freq.nominal_hz},
             {"nominal_source", freq.nominal_source},
             {"measured_hz", freq.measured_hz}}},
-          {"caches", cache_rows}};
+          {"caches", cache_rows},
+          {"cache_source", inventory.source}};
 }
 
 // The theory of one engine, inferred from its one-thread point (peak_theory.h).
@@ -307,8 +309,9 @@ nlohmann::ordered_json run_probe(const ProbeOptions& options, const ProbeProgres
 
   note("core clock");
   const FrequencyInfo freq = detect_frequency();
-  const auto caches = read_cache_levels();
-  doc["machine"] = machine_json(cpu, freq, caches);
+  const CacheInventory inventory = detect_cache_levels();
+  const std::vector<CacheLevel>& caches = inventory.levels;
+  doc["machine"] = machine_json(cpu, freq, inventory);
 
   note("GEMM peaks");
   const auto gemms =
