@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what plumb needs on Debian 12 (apt-get), then configures and builds it in ./build.
+# Installs what plumb needs on Debian 12 (apt-get), then configures and builds it in ./build:
+# every target, or only those named (bash scripts/setup.sh plumb).
 # Idempotent: installs only missing packages and rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,4 +59,6 @@ if ! cmp -s web/package-lock.json web/node_modules/.plumb-installed-lock 2>/dev/
 fi
 
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j "$(nproc)"
+# Targets named on the command line only (the README's main job builds `plumb` alone: the tests,
+# benchmarks and fuzz targets are most of the build); everything without arguments.
+cmake --build build -j "$(nproc)" ${1+--target "$@"}

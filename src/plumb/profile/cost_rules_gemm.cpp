@@ -447,6 +447,8 @@ void add_gemm_rules(CostTable& t) {
   t["quantized::linear"] = linear;
   t["quantized::linear_relu"] = linear;
   t["quantized::linear_dynamic"] = linear;  // (input, weight, bias, reduce_range) once unpacked
+  // (input [*, I] fp32, codes [O, I] int8, scales [O]): the scales read and applied as a bias is.
+  t["plumb::int8_weight_linear"] = linear;
 
   add_rule(t, {"lstm_cell"}, [](const OpCall& c) { return rnn_cell(c, 4, 13); });
   add_rule(t, {"gru_cell"}, [](const OpCall& c) { return rnn_cell(c, 3, 10); });

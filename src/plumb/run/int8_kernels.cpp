@@ -118,7 +118,11 @@ torch::Tensor int8_linear(const Int8Quantizer::Layer& layer, const torch::Tensor
   auto flat = input.reshape({-1, input.size(-1)}).contiguous();  // [N, I]
   auto shape = input.sizes().vec();
   shape.back() = layer.weight.size(0);
-  if (layer.per_call) return dynamic_linear(layer, flat).view(shape);  // [.., O]
+  // A few rows (decode tokens) are bound by the weight bytes: the int8 codes streamed by
+  // plumb's own kernel; more rows by arithmetic: oneDNN's int8 GEMM.
+  if (layer.per_call && flat.size(0) <= kInt8WeightGemvMaxRows)
+    return int8_weight_linear(flat, layer.rows.codes, layer.rows.scales).view(shape);  // [.., O]
+  if (layer.per_call) return dynamic_linear(layer, flat).view(shape);                  // [.., O]
   // An int8 input (a pooled int8 feature map) keeps its own scale.
   auto qx = flat.is_quantized() ? flat : quantize_activation(flat, layer.in_scale, layer.in_zero);
   auto qy = call_boxed(op, {qx, layer.packed, layer.out_scale, layer.out_zero}).toTensor();

@@ -20,6 +20,7 @@
 
 #include "plumb/run/int8_dataflow.h"
 #include "plumb/run/int8_quantizer.h"
+#include "plumb/run/int8_weight_gemv.h"
 
 namespace plumb::run {
 
@@ -43,6 +44,7 @@ struct Int8Quantizer::Layer {
   // after quantize()
   bool ready = false;
   c10::IValue packed;
+  Int8Rows rows;  // per_call linear: the codes the few-row kernel reads (int8_weight_gemv.h)
   double in_scale = 1, out_scale = 1;
   int64_t in_zero = 0, out_zero = 0;
   ConvFlow flow;  // conv2d: what it absorbed and whether its output stays int8

@@ -23,6 +23,7 @@
 #include "plumb/run/engine_paths.h"
 #include "plumb/run/int8_dataflow.h"
 #include "plumb/run/int8_kernels.h"
+#include "plumb/run/int8_weight_gemv.h"
 
 namespace plumb::run {
 
@@ -151,6 +152,7 @@ void Int8Quantizer::quantize() {
       // Dynamic: the input's range is taken per call, so only the weight is packed.
       layer.packed = int8_kernels::call_boxed(linear_prepack,
                                               {per_channel_qint8(layer.weight), c10::IValue()});
+      if (layer.per_call) layer.rows = quantize_rows(layer.weight);
       layer.ready = true;
       ++ready;
       continue;
@@ -331,9 +333,12 @@ std::vector<std::string> QuantizationSummary::lines() const {
         dynamic_layers));
   if (per_call_linears > 0)
     parts.push_back(fmt::format(
-        "{} linear layers dynamic (per-channel weights; each call quantizes its input at that "
-        "input's own range, as a decoder's prefill and decode tokens differ)",
-        per_call_linears));
+        "{} linear layers dynamic (per-channel weights; a call of over {} rows quantizes its "
+        "input at that input's own range, as a decoder's prefill and decode tokens differ; one of "
+        "up to {} rows, a decode token per request, multiplies its fp32 input with the int8 "
+        "weights in plumb's own {} kernel)",
+        per_call_linears, kInt8WeightGemvMaxRows, kInt8WeightGemvMaxRows,
+        gemv_isa_name(widest_gemv_isa())));
   if (embedding_bags > 0)
     parts.push_back(
         fmt::format("{} embedding bags row-wise ({}-bit codes, fp32 scale and bias per row)",
