@@ -60,6 +60,15 @@ void write_cache_index(const TempDir& dir, int index, const std::string& level,
   dir.write(d + "shared_cpu_list", shared + "\n");
 }
 
+// "level type size shared; " per cache, in order.
+std::string rows(const std::vector<CacheLevel>& levels) {
+  std::string out;
+  for (const CacheLevel& c : levels)
+    out += std::to_string(c.level) + " " + c.type + " " + std::to_string(c.size_bytes) + " " +
+           std::to_string(c.shared_by_cpus) + "; ";
+  return out;
+}
+
 TEST(PlatformKernels, CacheLevelsFromFakeSysfs) {
   TempDir dir;
   ASSERT_FALSE(dir.path().empty());
@@ -70,41 +79,20 @@ TEST(PlatformKernels, CacheLevelsFromFakeSysfs) {
   write_cache_index(dir, 2, "2", "Unified", "2M", "0");
   dir.write("uevent", "");
 
-  std::vector<CacheLevel> levels = read_cache_levels(dir.path().string());
-  ASSERT_EQ(levels.size(), 3u);
-  EXPECT_EQ(levels[0].level, 1);
-  EXPECT_EQ(levels[0].type, "Data");
-  EXPECT_EQ(levels[0].size_bytes, 48 * kKiB);
-  EXPECT_EQ(levels[0].shared_by_cpus, 2);
-  EXPECT_EQ(levels[1].level, 2);
-  EXPECT_EQ(levels[1].type, "Unified");
-  EXPECT_EQ(levels[1].size_bytes, 2 * kMiB);
-  EXPECT_EQ(levels[1].shared_by_cpus, 1);
-  EXPECT_EQ(levels[2].level, 3);
-  EXPECT_EQ(levels[2].size_bytes, 32 * kMiB);
-  EXPECT_EQ(levels[2].shared_by_cpus, 8);
+  EXPECT_EQ(rows(read_cache_levels(dir.path().string())),
+            "1 Data 49152 2; 2 Unified 2097152 1; 3 Unified 33554432 8; ");
 
   EXPECT_TRUE(read_cache_levels((dir.path() / "missing").string()).empty());
 }
 
 TEST(PlatformKernels, CacheLevelsFromSysconfSizesWhenSysfsHasNone) {
   // Zen 5 VM figures: 48 KiB L1d, 1 MiB L2, the host's 508 MiB L3, no L4.
-  std::vector<CacheLevel> levels = cache_levels_from_sizes(48 * kKiB, kMiB, 508 * kMiB, 0, 2);
-  ASSERT_EQ(levels.size(), 3u);
-  EXPECT_EQ(levels[0].level, 1);
-  EXPECT_EQ(levels[0].type, "Data");
-  EXPECT_EQ(levels[0].size_bytes, 48 * kKiB);
-  EXPECT_EQ(levels[0].shared_by_cpus, 1);
-  EXPECT_EQ(levels[1].level, 2);
-  EXPECT_EQ(levels[1].type, "Unified");
-  EXPECT_EQ(levels[1].shared_by_cpus, 1);
-  EXPECT_EQ(levels[2].level, 3);
-  EXPECT_EQ(levels[2].size_bytes, 508 * kMiB);
-  EXPECT_EQ(levels[2].shared_by_cpus, 2);  // the last level is shared by every CPU
+  // The last level is shared by every CPU, the others private.
+  EXPECT_EQ(rows(cache_levels_from_sizes(48 * kKiB, kMiB, 508 * kMiB, 0, 2)),
+            "1 Data 49152 1; 2 Unified 1048576 1; 3 Unified 532676608 2; ");
   // A machine with only L1 and L2 keeps both private; nothing known gives nothing.
-  levels = cache_levels_from_sizes(32 * kKiB, 4 * kMiB, 0, 0, 8);
-  ASSERT_EQ(levels.size(), 2u);
-  EXPECT_EQ(levels[1].shared_by_cpus, 1);
+  EXPECT_EQ(rows(cache_levels_from_sizes(32 * kKiB, 4 * kMiB, 0, 0, 8)),
+            "1 Data 32768 1; 2 Unified 4194304 1; ");
   EXPECT_TRUE(cache_levels_from_sizes(0, 0, 0, 0, 4).empty());
 
   // sysfs wins where it lists caches; without it the inventory says where the sizes came from.
