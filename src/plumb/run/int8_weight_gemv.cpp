@@ -188,10 +188,15 @@ torch::Tensor int8_weight_gemv(const torch::Tensor& input, const torch::Tensor& 
   return y.view(shape);  // [.., O]
 }
 
+torch::Tensor per_channel_scales(const torch::Tensor& weight, double code_limit) {
+  const auto largest = weight.abs().reshape({weight.size(0), -1}).amax(1);  // [O]
+  return (largest / code_limit).clamp_min(std::numeric_limits<float>::min());
+}
+
 Int8Rows quantize_rows(const torch::Tensor& weight) {
-  const auto w = weight.reshape({weight.size(0), -1});                                   // [O, I]
-  auto scales = (w.abs().amax(1) / 127.0).clamp_min(std::numeric_limits<float>::min());  // [O]
-  auto codes = (w / scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar);       // [O, I]
+  const auto w = weight.reshape({weight.size(0), -1});                              // [O, I]
+  auto scales = per_channel_scales(w, 127);                                         // [O]
+  auto codes = (w / scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar);  // [O, I]
   return {codes.contiguous(), scales.to(at::kFloat).contiguous()};
 }
 

@@ -33,6 +33,10 @@ inline constexpr int64_t kInt8WeightGemvMaxRows = 16;
 // Symmetric per-output-channel codes of an fp32 weight [O, ...]: scale[o] = max|w[o]| / 127,
 // codes = round(w / scale) in [-127, 127]. The kernel accumulates in fp32, so unlike oneDNN's
 // int8 GEMM on AVX2 (engine_paths.h) nothing saturates and the full range is used everywhere.
+// max|w[o]| / code_limit per output channel o of a weight [O, ...] -> [O] fp32, kept above 0 so an
+// all-zero channel divides safely. The int8 quantizer's oneDNN weights and quantize_rows share it.
+torch::Tensor per_channel_scales(const torch::Tensor& weight, double code_limit);
+
 struct Int8Rows {
   torch::Tensor codes;   // [O, I] int8
   torch::Tensor scales;  // [O] fp32
