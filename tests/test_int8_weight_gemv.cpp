@@ -11,6 +11,7 @@
 #include "plumb/core/precision.h"
 #include "plumb/profile/profiler.h"
 #include "plumb/run/int8_weight_gemv.h"
+#include "plumb/run/precision_session.h"
 #include "plumb/run/runner.h"
 #include "plumb/workloads/all_workloads.h"
 #include "workload_test_util.h"
@@ -77,6 +78,17 @@ TEST(Int8WeightGemv, CodesUseTheWholeRangeOfEachOutputChannel) {
   const auto step = rows.scales.unsqueeze(1);
   const auto error = (rows.codes.to(torch::kFloat) * step - weight).abs();
   EXPECT_TRUE((error <= step * 0.5 + 1e-6).all().item<bool>());
+  // oneDNN's range where its kernels saturate, by the same rule at 63.
+  const run::Int8Rows narrow = run::quantize_rows(weight, 63);
+  EXPECT_TRUE(
+      torch::equal(narrow.codes.to(torch::kInt).abs().amax(1), torch::full({6}, 63, torch::kInt)));
+  const auto narrow_step = narrow.scales.unsqueeze(1);
+  const auto narrow_error = (narrow.codes.to(torch::kFloat) * narrow_step - weight).abs();
+  EXPECT_TRUE((narrow_error <= narrow_step * 0.5 + 1e-6).all().item<bool>());
+  // A convolution's weight [O, I, kh, kw] keeps its shape, one scale per output channel.
+  const run::Int8Rows conv = run::quantize_rows(torch::randn({4, 3, 2, 2}));
+  EXPECT_EQ(conv.codes.sizes(), (std::vector<int64_t>{4, 3, 2, 2}));
+  EXPECT_EQ(conv.scales.sizes(), (std::vector<int64_t>{4}));
   // An all-zero row keeps a positive scale and zero codes.
   const run::Int8Rows zero = run::quantize_rows(torch::zeros({2, 8}));
   EXPECT_TRUE((zero.scales > 0).all().item<bool>());
@@ -112,6 +124,22 @@ TEST(Int8WeightGemv, GenerativeDecodeRunsTheKernelAndPrefillTheGemm) {
   // an fp32 weight would be 4 per MAC.
   EXPECT_LT(kernel_weight_bytes / kernel_macs, 2.0);
   EXPECT_GT(kernel_weight_bytes / kernel_macs, 1.0);
+}
+
+// A generative model's linear layers take their input range per call, so int8 traces one
+// generation (prefill and decode calls) before packing; a calibrated model traces several
+// batches for its ranges.
+TEST(Int8WeightGemv, GenerativeModelsCalibrateOnOneGeneration) {
+  const auto model_of = [](const std::string& name) {
+    const Workload& w = workloads::default_registry().get(name);
+    return w.build(testing::tiny_config(w), torch::kCPU);
+  };
+  const auto gpt2 = model_of("gpt2");
+  EXPECT_TRUE(run::int8_linears_per_call(*gpt2));
+  EXPECT_EQ(run::int8_calibration_batches(*gpt2), 1);
+  const auto resnet = model_of("resnet50");
+  EXPECT_FALSE(run::int8_linears_per_call(*resnet));
+  EXPECT_EQ(run::int8_calibration_batches(*resnet), run::kCalibrationBatches);
 }
 
 }  // namespace

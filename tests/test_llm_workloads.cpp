@@ -8,7 +8,9 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/generation.h"
+#include "plumb/run/thread_count.h"
 #include "plumb/workloads/all_workloads.h"
+#include "plumb/workloads/common/parallel_normal.h"
 #include "plumb/workloads/llm/decoder_lm.h"
 #include "workload_test_util.h"
 
@@ -269,6 +271,52 @@ TEST(LlmUsage, SizesBeyondTheContextAreRefusedWithTheNumbers) {
       usage_error("llama", {"heads=32", "kv_heads=5", "layers=1", "d_model=64", "ffn=8", "vocab=8"})
           .find("not a multiple of kv_heads 5"),
       std::string::npos);
+}
+
+// Weights drawn on every thread depend on the seed alone: one thread and two draw the same
+// values, with the spread asked for, and another seed draws others. The size spans several
+// chunks and ends in a partial one.
+TEST(LlmWorkloads, ParallelNormalWeightsDependOnTheSeedNotTheThreadCount) {
+  const auto draw = [](uint64_t seed, int threads) {
+    run::ScopedThreadCount scoped(threads);
+    torch::manual_seed(seed);
+    auto t = torch::empty({3 * (int64_t{1} << 20) + 17});  // [n]
+    workloads::fill_normal_parallel(t, 0.02);
+    return t;
+  };
+  const auto one = draw(5, 1);
+  EXPECT_TRUE(torch::equal(one, draw(5, 2)));
+  EXPECT_FALSE(torch::equal(one, draw(6, 2)));
+  // 3 Mi draws: the mean's standard error is 1.1e-5 and the spread's 8e-6.
+  EXPECT_NEAR(one.mean().item<double>(), 0.0, 1e-4);
+  EXPECT_NEAR(one.std().item<double>(), 0.02, 2e-4);
+  // Chunks draw from unrelated streams, not one stream repeated.
+  const int64_t chunk = int64_t{1} << 20;
+  EXPECT_FALSE(torch::equal(one.narrow(0, 0, chunk), one.narrow(0, chunk, chunk)));
+}
+
+// normal_linear is built 1 x 1 and then given its weight: the module must still be the layer
+// it names (options, registered parameters that are the members, N(0, std), zero bias) and
+// train like one.
+TEST(LlmWorkloads, NormalLinearIsTheLayerItNames) {
+  torch::manual_seed(1);
+  auto linear = workloads::normal_linear(300, 200, true, 0.5);
+  EXPECT_EQ(linear->options.in_features(), 300);
+  EXPECT_EQ(linear->options.out_features(), 200);
+  ASSERT_EQ(linear->weight.sizes(), (std::vector<int64_t>{200, 300}));
+  ASSERT_EQ(linear->bias.sizes(), (std::vector<int64_t>{200}));
+  const auto named = linear->named_parameters();
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named["weight"].data_ptr(), linear->weight.data_ptr());
+  EXPECT_EQ(named["bias"].data_ptr(), linear->bias.data_ptr());
+  EXPECT_TRUE(linear->weight.requires_grad());
+  EXPECT_NEAR(linear->weight.std().item<double>(), 0.5, 0.01);
+  EXPECT_EQ(linear->bias.abs().sum().item<double>(), 0.0);
+  const auto x = torch::randn({4, 300});  // [B, I]
+  linear(x).sum().backward();
+  ASSERT_TRUE(linear->weight.grad().defined());
+  EXPECT_EQ(linear->weight.grad().sizes(), linear->weight.sizes());
+  EXPECT_TRUE(torch::allclose(linear->bias.grad(), torch::full({200}, 4.0)));
 }
 
 }  // namespace

@@ -91,11 +91,15 @@ namespace {
 // +-int8_weight_code_limit(): 127, or 63 where oneDNN's kernels sum product pairs in saturating
 // 16-bit lanes (engine_paths.h; measured with ONEDNN_MAX_CPU_ISA=AVX2 on the tests' models:
 // relative L2 0.22 with 8-bit weights, as with 4-bit embedding rows, against 0.01 with VNNI).
+// The quantized tensor oneDNN's prepack takes, wrapped around codes already made.
+torch::Tensor as_qint8(const Int8Rows& rows) {
+  const auto zeros = torch::zeros({rows.scales.size(0)}, torch::kLong);
+  return at::_make_per_channel_quantized_tensor(rows.codes, rows.scales.to(at::kDouble), zeros,
+                                                /*axis=*/0);
+}
+
 torch::Tensor per_channel_qint8(const torch::Tensor& w) {
-  static const double limit = int8_weight_code_limit();
-  auto scales = per_channel_scales(w, limit).to(at::kDouble);  // [O]
-  auto zeros = torch::zeros({w.size(0)}, torch::kLong);
-  return at::quantize_per_channel(w, scales, zeros, 0, at::kQInt8);
+  return as_qint8(quantize_rows(w, int8_weight_code_limit()));
 }
 
 c10::IValue pack_conv(const Int8Quantizer::Layer& layer, const torch::Tensor& weight,
@@ -148,9 +152,16 @@ void Int8Quantizer::quantize() {
     layer.per_call = layer.kind == "linear" && linear_activations_ == LinearActivations::kPerCall;
     if (layer.kind == "lstm_cell" || layer.kind == "gru_cell" || layer.per_call) {
       // Dynamic: the input's range is taken per call, so only the weight is packed.
-      layer.packed = int8_kernels::call_boxed(linear_prepack,
-                                              {per_channel_qint8(layer.weight), c10::IValue()});
-      if (layer.per_call) layer.rows = quantize_rows(layer.weight);
+      if (layer.per_call) {
+        // plumb's kernel takes the full range; where oneDNN does too, its codes are the same.
+        layer.rows = quantize_rows(layer.weight);
+        const auto weight = int8_weight_code_limit() == 127 ? as_qint8(layer.rows)
+                                                            : per_channel_qint8(layer.weight);
+        layer.packed = int8_kernels::call_boxed(linear_prepack, {weight, c10::IValue()});
+      } else {
+        layer.packed = int8_kernels::call_boxed(linear_prepack,
+                                                {per_channel_qint8(layer.weight), c10::IValue()});
+      }
       layer.ready = true;
       ++ready;
       continue;

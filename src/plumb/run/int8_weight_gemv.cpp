@@ -7,10 +7,18 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+
+// at::parallel_for is inline, and runs its loop on the calling thread unless this file is
+// compiled with OpenMP (CMakeLists.txt links OpenMP::OpenMP_CXX).
+#ifndef _OPENMP
+#error "plumb must be compiled with OpenMP: at::parallel_for would run on one thread"
 #endif
 
 namespace plumb::run {
@@ -188,16 +196,35 @@ torch::Tensor int8_weight_gemv(const torch::Tensor& input, const torch::Tensor& 
   return y.view(shape);  // [.., O]
 }
 
-torch::Tensor per_channel_scales(const torch::Tensor& weight, double code_limit) {
-  const auto largest = weight.abs().reshape({weight.size(0), -1}).amax(1);  // [O]
-  return (largest / code_limit).clamp_min(std::numeric_limits<float>::min());
-}
-
-Int8Rows quantize_rows(const torch::Tensor& weight) {
-  const auto w = weight.reshape({weight.size(0), -1});                              // [O, I]
-  auto scales = per_channel_scales(w, 127);                                         // [O]
-  auto codes = (w / scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar);  // [O, I]
-  return {codes.contiguous(), scales.to(at::kFloat).contiguous()};
+Int8Rows quantize_rows(const torch::Tensor& weight, int code_limit) {
+  TORCH_CHECK(code_limit > 0 && code_limit <= 127, "int8 codes reach at most 127, not ",
+              code_limit);
+  // One pass per row, rows split over ATen's threads, into the code tensor itself: no temporary
+  // of the weight's size (each would be mapped and faulted in anew, seconds for a billion
+  // weights), where the tensor expressions it replaces made four.
+  const auto w = weight.reshape({weight.size(0), -1}).to(at::kFloat).contiguous();  // [O, I]
+  const int64_t out = w.size(0), in = w.size(1);
+  auto codes = torch::empty({out, in}, at::kChar);  // [O, I]
+  auto scales = torch::empty({out}, at::kFloat);    // [O]
+  const float* src = w.data_ptr<float>();
+  int8_t* dst = codes.data_ptr<int8_t>();
+  float* scale_of = scales.data_ptr<float>();
+  const float limit = static_cast<float>(code_limit);
+  at::parallel_for(0, out, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const float* row = src + o * in;
+      float largest = 0;
+      for (int64_t i = 0; i < in; ++i) largest = std::max(largest, std::abs(row[i]));
+      // Kept above 0, so an all-zero channel divides safely (its codes are 0).
+      const float scale = std::max(largest / limit, std::numeric_limits<float>::min());
+      scale_of[o] = scale;
+      int8_t* code = dst + o * in;
+      // Round half to even, as torch.round and oneDNN's quantizers do.
+      for (int64_t i = 0; i < in; ++i)
+        code[i] = static_cast<int8_t>(std::clamp(std::nearbyint(row[i] / scale), -limit, limit));
+    }
+  });
+  return {codes.view(weight.sizes()), scales};
 }
 
 torch::Tensor int8_weight_linear(const torch::Tensor& input, const torch::Tensor& codes,

@@ -30,18 +30,17 @@ std::string gemv_isa_name(GemvIsa isa);
 // int8 GEMM is the faster one.
 inline constexpr int64_t kInt8WeightGemvMaxRows = 16;
 
-// Symmetric per-output-channel codes of an fp32 weight [O, ...]: scale[o] = max|w[o]| / 127,
-// codes = round(w / scale) in [-127, 127]. The kernel accumulates in fp32, so unlike oneDNN's
-// int8 GEMM on AVX2 (engine_paths.h) nothing saturates and the full range is used everywhere.
-// max|w[o]| / code_limit per output channel o of a weight [O, ...] -> [O] fp32, kept above 0 so an
-// all-zero channel divides safely. The int8 quantizer's oneDNN weights and quantize_rows share it.
-torch::Tensor per_channel_scales(const torch::Tensor& weight, double code_limit);
-
+// Symmetric per-output-channel codes of an fp32 weight [O, ...]: scale[o] = max|w[o]| /
+// code_limit (kept above 0, so an all-zero channel divides safely), codes = round(w / scale) in
+// [-code_limit, code_limit], shaped as the weight. This kernel accumulates in fp32, so nothing
+// saturates and it takes the full range (127) everywhere; the int8 quantizer's oneDNN weights
+// come from the same function at int8_weight_code_limit() (63 where oneDNN's AVX2 kernels
+// saturate, engine_paths.h).
 struct Int8Rows {
-  torch::Tensor codes;   // [O, I] int8
+  torch::Tensor codes;   // [O, ...] int8, the weight's shape
   torch::Tensor scales;  // [O] fp32
 };
-Int8Rows quantize_rows(const torch::Tensor& weight);
+Int8Rows quantize_rows(const torch::Tensor& weight, int code_limit = 127);
 
 // input [N, I] fp32 (contiguous rows), codes [O, I] int8, scales [O] fp32 -> [N, O] fp32,
 // on `isa` (which must not be wider than widest_gemv_isa()). Output rows are split over

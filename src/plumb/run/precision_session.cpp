@@ -126,6 +126,14 @@ Batch PrecisionSession::prepare(Batch batch) const {
   return batch;
 }
 
+bool int8_linears_per_call(Model& model) {
+  return as_generative(model) != nullptr;
+}
+
+int int8_calibration_batches(Model& model) {
+  return int8_linears_per_call(model) ? 1 : kCalibrationBatches;
+}
+
 void PrecisionSession::begin(const std::vector<Batch>& calibration,
                              const std::set<std::string>& keep_fp32, int embedding_bits) {
   if (dtype_ == Dtype::kBf16) {
@@ -153,7 +161,7 @@ void PrecisionSession::begin(const std::vector<Batch>& calibration,
   if (dtype_ != Dtype::kInt8) return;
   try {
     quantizer_ = std::make_unique<Int8Quantizer>(model_.module(), keep_fp32, embedding_bits,
-                                                 as_generative(model_) != nullptr
+                                                 int8_linears_per_call(model_)
                                                      ? LinearActivations::kPerCall
                                                      : LinearActivations::kCalibrated);
     quantizer_->calibrate([&] {

@@ -37,6 +37,15 @@ struct PrecisionUnsupported {
 // timed batches).
 inline constexpr int kCalibrationBatches = 4;
 
+// int8 takes a linear layer's input range at each call (dynamic) in a generative model: its
+// prefill and decode tokens differ in range. Elsewhere the range is calibrated once.
+bool int8_linears_per_call(Model& model);
+
+// Batches traced before int8 packs `model`: kCalibrationBatches to take the activation ranges;
+// one where the linear layers take theirs per call, since the trace then only learns the layers
+// and the order they run in (one generation makes every kind of call: prefill and decode).
+int int8_calibration_batches(Model& model);
+
 class PrecisionSession {
  public:
   // Converts the model's parameters as the precision and format need. Throws

@@ -200,7 +200,7 @@ void with_model(const Workload& workload, const RunOptions& o, RunResult& r,
     if (o.dtype == Dtype::kInt8) {
       at::RecordFunction scope(at::RecordScope::USER_SCOPE);
       if (scope.isActive()) scope.before(kDataScope);
-      for (int i = 0; i < kCalibrationBatches; ++i)
+      for (int i = 0; i < int8_calibration_batches(*model); ++i)
         calibration.push_back(prepare(model->make_batch()));
     }
     precision.begin(calibration, {o.keep_fp32.begin(), o.keep_fp32.end()}, o.embedding_bits);

@@ -31,6 +31,7 @@
 
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
+#include "plumb/workloads/common/parallel_normal.h"
 #include "plumb/workloads/llm/decoder_lm.h"
 
 namespace plumb::workloads {
@@ -121,7 +122,8 @@ struct BertImpl : nn::Module {
     mlm_bias = mlm->register_parameter("bias", torch::zeros({s.vocab}));
     qa_outputs = register_module("qa_outputs", normal_linear(s.d_model, 2, true, kBertInitStd));
     torch::NoGradGuard no_grad;
-    for (auto* table : {&word, &position, &token_type}) (*table)->weight.normal_(0.0, kBertInitStd);
+    for (auto* table : {&word, &position, &token_type})
+      fill_normal_parallel((*table)->weight, kBertInitStd);
   }
 
   // ids, token types: [B, S] -> hidden states [B, S, D]

@@ -16,6 +16,7 @@
 #include "plumb/core/errors.h"
 #include "plumb/core/layer_scope.h"
 #include "plumb/workloads/common/clipped_update.h"
+#include "plumb/workloads/common/parallel_normal.h"
 
 namespace plumb::workloads {
 namespace {
@@ -222,10 +223,16 @@ torch::Tensor run_projection(const std::string& name, nn::Linear& linear, const 
 }  // namespace
 
 torch::nn::Linear normal_linear(int64_t in, int64_t out, bool bias, double std) {
-  nn::Linear linear(nn::LinearOptions(in, out).bias(bias));
+  // Built 1 x 1 and then given its real weight: nn::Linear's constructor would otherwise draw
+  // a Kaiming-uniform weight on one thread only for it to be overwritten (seconds per build of
+  // a billion-weight model). set_data swaps the tensor behind the registered parameter.
+  nn::Linear linear(nn::LinearOptions(1, 1).bias(bias));
+  linear->options = nn::LinearOptions(in, out).bias(bias);
   torch::NoGradGuard no_grad;
-  linear->weight.normal_(0.0, std);
-  if (bias) linear->bias.zero_();
+  auto weight = torch::empty({out, in});  // [O, I]
+  fill_normal_parallel(weight, std);
+  linear->weight.set_data(weight);
+  if (bias) linear->bias.set_data(torch::zeros({out}));  // [O]
   return linear;
 }
 
@@ -431,8 +438,8 @@ DecoderLmImpl::DecoderLmImpl(const DecoderSpec& s, int64_t positions) : spec(s) 
   if (!s.tied)
     lm_head = register_module("lm_head", normal_linear(s.d_model, s.vocab, false, s.init_std));
   torch::NoGradGuard no_grad;
-  embed_tokens->weight.normal_(0.0, s.init_std);
-  if (!s.rotary) embed_positions->weight.normal_(0.0, s.position_init_std);
+  fill_normal_parallel(embed_tokens->weight, s.init_std);
+  if (!s.rotary) fill_normal_parallel(embed_positions->weight, s.position_init_std);
   if (s.rotary) {
     auto [cos, sin] = rotary_tables(s, positions);
     rope_cos = register_buffer("rope_cos", cos);
