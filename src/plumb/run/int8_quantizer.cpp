@@ -87,10 +87,6 @@ void Int8Quantizer::calibrate(const std::function<void()>& forward) {
 
 namespace {
 
-// Symmetric per-output-channel weights: zero points 0, as oneDNN requires. Codes reach
-// +-int8_weight_code_limit(): 127, or 63 where oneDNN's kernels sum product pairs in saturating
-// 16-bit lanes (engine_paths.h; measured with ONEDNN_MAX_CPU_ISA=AVX2 on the tests' models:
-// relative L2 0.22 with 8-bit weights, as with 4-bit embedding rows, against 0.01 with VNNI).
 // The quantized tensor oneDNN's prepack takes, wrapped around codes already made.
 torch::Tensor as_qint8(const Int8Rows& rows) {
   const auto zeros = torch::zeros({rows.scales.size(0)}, torch::kLong);
@@ -98,6 +94,10 @@ torch::Tensor as_qint8(const Int8Rows& rows) {
                                                 /*axis=*/0);
 }
 
+// Symmetric per-output-channel weights: zero points 0, as oneDNN requires. Codes reach
+// +-int8_weight_code_limit(): 127, or 63 where oneDNN's kernels sum product pairs in saturating
+// 16-bit lanes (engine_paths.h; measured with ONEDNN_MAX_CPU_ISA=AVX2 on the tests' models:
+// relative L2 0.22 with 8-bit weights, as with 4-bit embedding rows, against 0.01 with VNNI).
 torch::Tensor per_channel_qint8(const torch::Tensor& w) {
   return as_qint8(quantize_rows(w, int8_weight_code_limit()));
 }

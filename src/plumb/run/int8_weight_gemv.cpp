@@ -201,7 +201,7 @@ Int8Rows quantize_rows(const torch::Tensor& weight, int code_limit) {
               code_limit);
   // One pass per row, rows split over ATen's threads, into the code tensor itself: no temporary
   // of the weight's size (each would be mapped and faulted in anew, seconds for a billion
-  // weights), where the tensor expressions it replaces made four.
+  // weights), where the tensor expressions it replaces made three.
   const auto w = weight.reshape({weight.size(0), -1}).to(at::kFloat).contiguous();  // [O, I]
   const int64_t out = w.size(0), in = w.size(1);
   auto codes = torch::empty({out, in}, at::kChar);  // [O, I]
