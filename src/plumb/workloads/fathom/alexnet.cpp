@@ -31,8 +31,8 @@ nn::MaxPool2d pool() {
 }
 
 struct AlexNetImpl : nn::Module {
-  // Index = torchvision's module index; shapes at 224x224 input.
-  explicit AlexNetImpl(int64_t classes)
+  // Index = torchvision's module index; shapes at 224x224 input; W = width (fc_width, 4096).
+  AlexNetImpl(int64_t classes, int64_t width)
       : features(register_module(
             "features",
             nn::Sequential(conv2d(3, 64, 11, 4, 2, /*bias=*/true),    // 0 [B,64,55,55]
@@ -52,13 +52,13 @@ struct AlexNetImpl : nn::Module {
         avgpool(register_module("avgpool",
                                 nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({6, 6})))),
         classifier(register_module("classifier",
-                                   nn::Sequential(nn::Dropout(kAlexNetDropout),    // 0
-                                                  nn::Linear(256 * 6 * 6, 4096),   // 1 [B,4096]
-                                                  inplace_relu(),                  // 2
-                                                  nn::Dropout(kAlexNetDropout),    // 3
-                                                  nn::Linear(4096, 4096),          // 4 [B,4096]
-                                                  inplace_relu(),                  // 5
-                                                  nn::Linear(4096, classes)))) {}  // 6 [B,classes]
+                                   nn::Sequential(nn::Dropout(kAlexNetDropout),     // 0
+                                                  nn::Linear(256 * 6 * 6, width),   // 1 [B,W]
+                                                  inplace_relu(),                   // 2
+                                                  nn::Dropout(kAlexNetDropout),     // 3
+                                                  nn::Linear(width, width),         // 4 [B,W]
+                                                  inplace_relu(),                   // 5
+                                                  nn::Linear(width, classes)))) {}  // 6 [B,classes]
   // No custom initialisation: torchvision's AlexNet keeps PyTorch's defaults (Kaiming-uniform
   // with a = sqrt(5)), which the LibTorch modules use as well.
 
@@ -93,14 +93,15 @@ Workload make_alexnet() {
             "weird trick, arXiv 2014, as in torchvision.models.alexnet; Fathom's alexnet workload",
             "images/s",
             4,
-            {"batch=2", "image_size=64", "classes=10"}};
+            {"batch=2", "image_size=64", "classes=10", "fc_width=64"}};
   w.default_config = [] {
     Config c = image_classifier_config(128, "mini-batch size (paper: 128)", 63,
                                        "input height and width (ImageNet crop; >= 63 for 3 pools)");
+    c.add_int("fc_width", 4096, "units of the two hidden fully-connected layers (paper: 4096)", 1);
     return add_sgd_keys(c, 0.01, 0.9, 5e-4, "paper");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    AlexNet net(c.get_int("classes"));
+    AlexNet net(c.get_int("classes"), c.get_int("fc_width"));
     return make_sgd_classifier(net, c, device);
   };
   return w;

@@ -57,18 +57,19 @@ nn::Sequential make_features() {
 }
 
 struct Vgg19Impl : nn::Module {
-  explicit Vgg19Impl(int64_t classes)
+  // W = width (fc_width, 4096).
+  Vgg19Impl(int64_t classes, int64_t width)
       : features(register_module("features", make_features())),  // [B,512,7,7] at 224
         avgpool(register_module("avgpool",
                                 nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({7, 7})))),
         classifier(register_module("classifier",
-                                   nn::Sequential(nn::Linear(512 * 7 * 7, 4096),  // 0 [B,4096]
-                                                  inplace_relu(),                 // 1
-                                                  nn::Dropout(kVggDropout),       // 2
-                                                  nn::Linear(4096, 4096),         // 3 [B,4096]
-                                                  inplace_relu(),                 // 4
-                                                  nn::Dropout(kVggDropout),       // 5
-                                                  nn::Linear(4096, classes)))) {  // 6 [B,classes]
+                                   nn::Sequential(nn::Linear(512 * 7 * 7, width),  // 0 [B,W]
+                                                  inplace_relu(),                  // 1
+                                                  nn::Dropout(kVggDropout),        // 2
+                                                  nn::Linear(width, width),        // 3 [B,W]
+                                                  inplace_relu(),                  // 4
+                                                  nn::Dropout(kVggDropout),        // 5
+                                                  nn::Linear(width, classes)))) {  // 6 [B,classes]
     // torchvision's VGG init_weights: Kaiming-normal (fan_out, relu) convolutions, N(0, 0.01)
     // linear weights, zero biases. (The defaults would give the FC layers a different scale.)
     for (auto& m : modules(/*include_self=*/false)) {
@@ -114,14 +115,15 @@ Workload make_vgg19() {
             "torchvision.models.vgg19; Fathom's vgg workload",
             "images/s",
             4,
-            {"batch=2", "image_size=32", "classes=10"}};
+            {"batch=2", "image_size=32", "classes=10", "fc_width=64"}};
   w.default_config = [] {
     Config c = image_classifier_config(256, "mini-batch size (paper: 256)", 32,
                                        "input height and width (ImageNet crop; >= 32 for 5 pools)");
+    c.add_int("fc_width", 4096, "units of the two hidden fully-connected layers (paper: 4096)", 1);
     return add_sgd_keys(c, 0.01, 0.9, 5e-4, "paper");
   };
   w.build = [](const Config& c, const torch::Device& device) -> std::unique_ptr<Model> {
-    Vgg19 net(c.get_int("classes"));
+    Vgg19 net(c.get_int("classes"), c.get_int("fc_width"));
     return make_sgd_classifier(net, c, device);
   };
   return w;
