@@ -120,15 +120,9 @@ std::vector<double> gamma_arrivals(double rate, double burstiness, size_t count,
   if (!(rate > 0) || !std::isfinite(rate))
     throw UsageError(fmt::format(
         "an arrival rate must be a positive number of requests per second, got {}", rate));
-  std::mt19937_64 generator(seed);
-  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate * burstiness));
-  std::vector<double> arrivals(count);
-  double t = 0;
-  for (auto& a : arrivals) {
-    t += gap(generator);
-    a = t;
-  }
-  return arrivals;
+  // Mean gap 1 / rate whatever the shape: scale 1 / (rate * shape).
+  return arrivals_from_gaps(std::gamma_distribution<double>(burstiness, 1.0 / (rate * burstiness)),
+                            count, seed);
 }
 
 std::vector<TokenRequest> draw_requests(const LengthMix& mix, const std::vector<double>& arrivals_s,

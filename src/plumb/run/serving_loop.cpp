@@ -105,15 +105,7 @@ std::vector<double> poisson_arrivals(double rate_qps, size_t count, uint64_t see
         fmt::format("an arrival rate must be a positive number of queries per "
                     "second, got {}",
                     rate_qps));
-  std::mt19937_64 generator(seed);
-  std::exponential_distribution<double> gap(rate_qps);
-  std::vector<double> arrivals(count);
-  double t = 0;
-  for (auto& a : arrivals) {
-    t += gap(generator);
-    a = t;
-  }
-  return arrivals;
+  return arrivals_from_gaps(std::exponential_distribution<double>(rate_qps), count, seed);
 }
 
 std::vector<QueryTimes> serve_arrivals(const std::vector<double>& arrivals_s,

@@ -48,6 +48,18 @@ struct ServingOptions {
   std::function<std::shared_ptr<void>()> on_worker_start;
 };
 
+// Arrival times, seconds from the start, ascending: the running sum of `count` gaps drawn from
+// `gap` with a generator seeded by `seed`. Every arrival process (Poisson, gamma) draws its
+// stream this way, so one seed means one sequence of draws.
+template <typename GapDistribution>
+std::vector<double> arrivals_from_gaps(GapDistribution gap, size_t count, uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::vector<double> arrivals(count);
+  double t = 0;
+  for (auto& a : arrivals) a = t += gap(generator);
+  return arrivals;
+}
+
 // Exponential inter-arrival times at `rate_qps` (a Poisson process), `count` arrivals, seeded:
 // seconds from the start, ascending. Throws UsageError for a rate that is not positive.
 std::vector<double> poisson_arrivals(double rate_qps, size_t count, uint64_t seed);
