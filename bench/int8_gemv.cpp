@@ -1,7 +1,8 @@
 // How fast one decode token's matrix products stream GPT-2's weights through each kernel plumb
 // can run them with: fp32 sgemv (torch::addmv, plumb's fp32 batch-1 decode), LibTorch's dynamic
 // int8 linear (quantized::linear_dynamic, oneDNN), and plumb's weight-only int8 kernel
-// (run/int8_weight_gemv.h) on every vector path this CPU runs. Each product has its own weight
+// (run/int8_weight_gemv.h) on every vector path this CPU runs; with rows > 1 (a batched decode)
+// fp32 sgemm (aten::linear) and two alternatives to it. Each product has its own weight
 // copy, so every call streams its matrix from memory as a decode does (a GPT-2 small token
 // reads 472 MiB of fp32 weights, 118 MiB of int8). The kernels alternate within each round, so
 // the ratios compare like with like on a shared machine. Run on an idle machine:
@@ -27,7 +28,9 @@ struct Product {
   torch::Tensor weight;  // [O, I] fp32
   torch::Tensor bias;    // [O] or undefined (the tied output projection)
   plumb::run::Int8Rows rows;
-  c10::IValue packed;  // oneDNN's prepacked per-channel int8 weight
+  c10::IValue packed;           // oneDNN's prepacked per-channel int8 weight
+  torch::Tensor onednn_weight;  // the fp32 weight as a oneDNN tensor (LibTorch 1.13 exposes no
+                                // reorder for linear weights)
 };
 
 double seconds_of(const std::function<void()>& token) {
@@ -65,6 +68,7 @@ int main(int argc, char** argv) {
     torch::jit::Stack stack{q, c10::IValue()};
     prepack.callBoxed(&stack);
     p.packed = stack.at(0);
+    p.onednn_weight = p.weight.to_mkldnn();
     token.push_back(std::move(p));
   };
   for (int64_t l = 0; l < layers; ++l) {
@@ -80,6 +84,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::pair<std::string, std::function<void()>>> kernels;
+  kernels.reserve(8);
   kernels.emplace_back(rows == 1 ? "fp32 addmv (sgemv)" : "fp32 linear (sgemm)", [&] {
     for (const Product& p : token) {
       const auto x = torch::randn({rows, p.weight.size(1)});
@@ -89,6 +94,32 @@ int main(int argc, char** argv) {
       else
         torch::linear(x, p.weight,
                       p.bias.defined() ? c10::optional<torch::Tensor>(p.bias) : c10::nullopt);
+    }
+  });
+  // The same fp32 products through oneDNN's inner product on a oneDNN weight tensor (LibTorch's
+  // mkldnn_linear: it reorders the weight at every call, LibTorch 1.13 exposing no prepack for
+  // it), and as OpenBLAS sgemm over one slice of output features per thread (each thread packs
+  // only its slice): candidates for the small-row products of a batched decode, where one sgemm
+  // streams the weights far below sgemv's rate.
+  kernels.emplace_back("fp32 oneDNN inner product", [&] {
+    for (const Product& p : token) {
+      const auto x = torch::randn({rows, p.weight.size(1)}).to_mkldnn();
+      at::mkldnn_linear(x, p.onednn_weight,
+                        p.bias.defined() ? c10::optional<torch::Tensor>(p.bias) : c10::nullopt)
+          .to_dense();
+    }
+  });
+  kernels.emplace_back("fp32 sgemm, output slice per thread", [&] {
+    for (const Product& p : token) {
+      const auto x = torch::randn({rows, p.weight.size(1)});
+      auto y = torch::empty({rows, p.weight.size(0)});
+      const int64_t out = p.weight.size(0);
+      at::parallel_for(0, out, (out + at::get_num_threads() - 1) / at::get_num_threads(),
+                       [&](int64_t begin, int64_t end) {
+                         y.narrow(1, begin, end - begin)
+                             .copy_(torch::mm(x, p.weight.narrow(0, begin, end - begin).t()));
+                       });
+      if (p.bias.defined()) y.add_(p.bias);
     }
   });
   kernels.emplace_back("int8 quantized::linear_dynamic", [&] {
@@ -121,7 +152,7 @@ int main(int argc, char** argv) {
   for (size_t k = 0; k < kernels.size(); ++k) {
     auto t = times[k];
     std::sort(t.begin(), t.end());
-    const double bytes = k == 0 ? fp32_bytes : int8_bytes;
+    const double bytes = kernels[k].first.rfind("fp32", 0) == 0 ? fp32_bytes : int8_bytes;
     std::printf("%-36s %10.2f %10.2f %10.2f %11.2fx\n", kernels[k].first.c_str(), t.front() * 1e3,
                 t[t.size() / 2] * 1e3, bytes / t.front() / 1e9, fp32_ms / (t.front() * 1e3));
   }
