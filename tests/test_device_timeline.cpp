@@ -125,5 +125,21 @@ TEST(DeviceTimeline, OperatorsAreTransfersSynchronisationsOrCompute) {
   EXPECT_EQ(profile::dtype_utilization(1e9, 0, 1e12), 0);
 }
 
+// TBD's three utilisations of one step: host [a 0-1][b 1-2], device [a 1-4][b 4-5] in a
+// 10 ms step; 4 GFLOP of work on a 1 TFLOP/s GPU; the host process used 5 ms of CPU on 4 cores.
+TEST(DeviceTimeline, StepUtilizationIsTbdsThree) {
+  const std::vector<DeviceOpInterval> ops = {op("a", DeviceWork::kCompute, 0, 1, 1, 4),
+                                             op("b", DeviceWork::kCompute, 1, 2, 4, 5)};
+  const auto b = profile::device_step_breakdown(0, 10 * kMs, ops);
+  const profile::StepUtilization u = profile::step_utilization(b, 4e9, 1e12, 5 * kMs, 4);
+  EXPECT_NEAR(u.gpu_compute, 0.4, 1e-12);  // busy 1-5 of 10 ms
+  EXPECT_NEAR(u.dtype, 0.4, 1e-12);        // 4 GFLOP in 10 ms = 0.4 TFLOP/s
+  EXPECT_NEAR(u.cpu, 0.125, 1e-12);        // 5 ms of 4 x 10 ms
+  // A host thread spinning on the device for the whole step keeps one core busy.
+  EXPECT_NEAR(profile::cpu_utilization(10 * kMs, 10 * kMs, 16), 1.0 / 16, 1e-12);
+  EXPECT_EQ(profile::cpu_utilization(1, 0, 4), 0);
+  EXPECT_EQ(profile::cpu_utilization(1, 1, 0), 0);
+}
+
 }  // namespace
 }  // namespace plumb

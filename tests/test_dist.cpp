@@ -83,6 +83,7 @@ TEST(DistProtocol, AWorkerResultReadsBackAsItWasWritten) {
   t.peak_rss_bytes = 1 << 27;
   t.peak_device_bytes = 0;
   t.sample_buckets = {{3136, 4e-6, 1.5e-5}, {50176, 2.3e-5, 2.8e-5}};
+  t.ranks = {{0, 0.1875, 5e-8, 0.015}, {1, 0.125, 0, 0.0125}};
   t.notes = {"a note"};
   r.allreduce = {{1024, 100, 1e-3, 1.0e6, 1.0e6}};
   const std::string written = json_text(jobs::dist_worker_json(r));
@@ -90,7 +91,21 @@ TEST(DistProtocol, AWorkerResultReadsBackAsItWasWritten) {
   EXPECT_EQ(json_text(jobs::dist_worker_json(back)), written);
   EXPECT_EQ(back.training.status, run::RunStatus::kNanLoss);
   EXPECT_EQ(back.training.sample_buckets.size(), 2u);
+  ASSERT_EQ(back.training.ranks.size(), 2u);
+  EXPECT_EQ(back.training.ranks[1].rank, 1);
+  EXPECT_DOUBLE_EQ(back.training.ranks[0].exposed_s, 5e-8);
   EXPECT_EQ(back.allreduce.at(0).repetitions, 100);
+  // A world stored before the per-rank split reads back without one.
+  auto old = nlohmann::ordered_json::parse(written);
+  old.erase("ranks");
+  EXPECT_TRUE(jobs::dist_worker_from_json(old).training.ranks.empty());
+}
+
+TEST(DistProtocol, ARanksSplitIsComputeExposedAndOverlapped) {
+  const run::RankSplit k{1, 0.5, 0.1, 0.25};
+  EXPECT_DOUBLE_EQ(k.compute_s(), 0.4);
+  EXPECT_DOUBLE_EQ(k.overlapped_s(), 0.15);  // in flight 0.25, of which 0.1 waited for
+  EXPECT_DOUBLE_EQ((run::RankSplit{0, 0.5, 0.1, 0.05}).overlapped_s(), 0);
 }
 
 #ifdef PLUMB_WITH_GLOO
@@ -176,7 +191,22 @@ TEST_F(Cli, DistReportsScalingForOneAndTwoWorkers) {
     EXPECT_NEAR(
         split.at("compute_s").get<double>() + split.at("exposed_communication_s").get<double>(),
         w->at("step").at("mean_s").get<double>(), 1e-9);
+    // Each worker's own means: no rank's step is longer than the slowest worker's, step by
+    // step, so its mean is not above the world's.
+    const auto& ranks = w->at("ranks");
+    ASSERT_EQ(ranks.size(), w->at("workers").get<size_t>());
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      EXPECT_EQ(ranks[r].at("rank").get<size_t>(), r);
+      EXPECT_GT(ranks[r].at("step_s").get<double>(), 0);
+      EXPECT_LE(ranks[r].at("step_s").get<double>(),
+                w->at("step").at("mean_s").get<double>() * (1 + 1e-12));
+      EXPECT_GE(ranks[r].at("exposed_s").get<double>(), 0);
+      EXPECT_GE(ranks[r].at("busy_s").get<double>(), 0);
+    }
   }
+  // One worker: its own step is the world's.
+  EXPECT_DOUBLE_EQ(one.at("ranks")[0].at("step_s").get<double>(),
+                   one.at("step").at("mean_s").get<double>());
   // One worker sends nothing; two send 2(n-1)/n = 1x the gradient bytes each.
   EXPECT_EQ(one.at("bytes_sent_per_worker_per_step"), 0.0);
   EXPECT_EQ(two.at("bytes_sent_per_worker_per_step"), two.at("gradient_bytes"));

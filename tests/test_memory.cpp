@@ -125,8 +125,10 @@ Workload cnn_workload(Optim optim) {
   });
 }
 
-profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch, int64_t limit = 0,
-                                     bool return_freed_memory = false) {
+profile::MemoryProfileResult profile(
+    const Workload& w, Mode mode, int64_t batch, int64_t limit = 0,
+    bool return_freed_memory = false,
+    profile::AllocationSource source = profile::AllocationSource::kCpuAllocatorWrapper) {
   run::RunOptions o;
   o.workload = w.info.name;
   o.mode = mode;
@@ -135,6 +137,7 @@ profile::MemoryProfileResult profile(const Workload& w, Mode mode, int64_t batch
   if (return_freed_memory) o.heap = HeapPolicy::kReturn;
   profile::MemoryOptions m;
   m.limit_bytes = limit;
+  m.source = source;
   return profile::profile_memory(w, o, m);
 }
 
@@ -214,6 +217,52 @@ TEST(MemoryProfile, FeatureMapsGrowLinearlyWithBatchAndWeightsStayFlat) {
   EXPECT_EQ(at(r32.breakdown.peak, MemoryCategory::kFeatureMaps) -
                 at(r8.breakdown.peak, MemoryCategory::kFeatureMaps),
             24 * (64 + 10) * 4);
+}
+
+// The allocators' profiler reports are how a GPU pass sees its tensors (the CUDA caching
+// allocator reports through the same hook as the CPU allocator). On the CPU both sources see
+// the same allocations, so every category, the peak and the mix at the peak must agree.
+TEST(MemoryProfile, AllocatorReportsGiveTheWrappersCategories) {
+  const auto reports = profile::AllocationSource::kProfilerReports;
+  struct Case {
+    Workload w;
+    Mode mode;
+    int64_t batch;
+  };
+  for (const Case& c : {Case{mlp_workload(Optim::kSgdMomentum), Mode::kTrain, 16},
+                        Case{cnn_workload(Optim::kAdam), Mode::kTrain, 4},
+                        Case{cnn_workload(Optim::kSgdMomentum), Mode::kInfer, 4}}) {
+    const auto wrapped = profile(c.w, c.mode, c.batch);
+    const auto reported = profile(c.w, c.mode, c.batch, 0, false, reports);
+    ASSERT_EQ(reported.status, run::RunStatus::kOk) << reported.message;
+    EXPECT_EQ(reported.source, reports);
+    EXPECT_EQ(reported.limit_bytes, 0);  // nothing enforced
+    const std::string what = std::string(mode_name(c.mode)) + " batch " + std::to_string(c.batch);
+    for (size_t i = 0; i < wrapped.breakdown.peak.size(); ++i) {
+      EXPECT_EQ(reported.breakdown.peak[i], wrapped.breakdown.peak[i]) << what << " category " << i;
+      EXPECT_EQ(reported.breakdown.at_total_peak[i], wrapped.breakdown.at_total_peak[i])
+          << what << " category " << i;
+    }
+    EXPECT_EQ(reported.breakdown.total_peak, wrapped.breakdown.total_peak) << what;
+    EXPECT_EQ(reported.breakdown.allocations, wrapped.breakdown.allocations) << what;
+    EXPECT_GT(reported.breakdown.allocations, 0) << what;
+  }
+  // The hand computation of the MLP holds through the reports alone.
+  const auto r = profile(mlp_workload(Optim::kSgdMomentum), Mode::kTrain, 16, 0, false, reports);
+  EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kWeights), kMlpParams * 4);
+  EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kOptimizerState), kMlpParams * 4);
+  EXPECT_EQ(at(r.breakdown.peak, MemoryCategory::kFeatureMaps),
+            16 * 64 * 4 + cross_entropy_saved(16, 10));
+}
+
+TEST(MemoryProfile, AllocatorReportsRefuseALimitTheyCannotEnforce) {
+  try {
+    profile(mlp_workload(Optim::kSgdMomentum), Mode::kTrain, 16, 1 << 20, false,
+            profile::AllocationSource::kProfilerReports);
+    FAIL() << "a limit with the allocator reports was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("none can be refused"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MemoryProfile, LimitBelowTheWeightsIsOutOfMemoryNotACrash) {

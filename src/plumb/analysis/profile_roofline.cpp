@@ -9,6 +9,7 @@
 
 #include "plumb/core/dtype.h"
 #include "plumb/core/errors.h"
+#include "plumb/run/runner.h"
 
 namespace plumb::analysis {
 namespace {
@@ -178,6 +179,45 @@ Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dty
                         l.at("capacity_bytes").get<int64_t>()});
   }
   return c;
+}
+
+Ceilings gpu_ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype) {
+  const nlohmann::json gpu = probe.value("gpu", nlohmann::json::object());
+  if (!gpu.value("available", false))
+    throw UsageError(fmt::format(
+        "the probe measured no GPU ({}); run plumb probe --refresh on the GPU's machine",
+        gpu.value("reason", std::string("it predates GPU probing"))));
+  const nlohmann::json peaks = gpu.value("peaks", nlohmann::json::object());
+  const std::string name = gpu.value("device", std::string("the GPU"));
+  Ceilings c;
+  for (const auto& [peak_dtype, entry] : peaks.items()) {
+    if (!entry.value("supported", false)) continue;
+    const double flops = entry.at("gemm_flops").get<double>();
+    if (flops <= 0) continue;
+    c.by_dtype[peak_dtype] = {flops, fmt::format("{} cuBLAS GEMM peak ({}, n = {})", peak_dtype,
+                                                 name, entry.at("size").get<int64_t>())};
+  }
+  const auto own = c.by_dtype.find(dtype);
+  if (own == c.by_dtype.end()) {
+    const nlohmann::json entry = peaks.value(dtype, nlohmann::json::object());
+    throw UsageError(fmt::format(
+        "the GPU probe has no {} GEMM peak for {}{}", dtype, name,
+        entry.contains("reason") ? ": " + entry.at("reason").get<std::string>() : std::string()));
+  }
+  c.peak_flops = own->second.flops;
+  c.peak_source = own->second.source;
+  const nlohmann::json bandwidth = gpu.value("bandwidth", nlohmann::json::object());
+  const double copy = bandwidth.value("copy", 0.0);
+  if (copy <= 0)
+    throw UsageError(fmt::format("the GPU probe measured no memory bandwidth for {}", name));
+  c.memory.push_back({"device memory", copy, 0});
+  return c;
+}
+
+Ceilings device_ceilings_from_probe(const nlohmann::json& probe, const std::string& device,
+                                    const std::string& dtype, int threads, PeakKind kind) {
+  if (run::names_a_gpu(device)) return gpu_ceilings_from_probe(probe, dtype);
+  return ceilings_from_probe(probe, dtype, threads, kind);
 }
 
 LevelBandwidths level_bandwidths(const nlohmann::json& probe, const std::string& level,

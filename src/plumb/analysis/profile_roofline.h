@@ -53,6 +53,20 @@ PeakKind parse_peak_kind(const std::string& text);  // "instruction" | "gemm"
 Ceilings ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype, int threads,
                              PeakKind kind);
 
+// The roofs of the GPU the probe measured (its "gpu" part, platform/gpu_probe.h): the cuBLAS
+// GEMM peak of `dtype` (and of every other dtype the GPU ran, Ceilings::by_dtype; "tf32" is
+// fp32 on tensor cores, a roof of its own because LibTorch uses it only when allowed) and one
+// memory roof, "device memory", at the bandwidth of a device-to-device copy far larger than
+// the L2 cache (read + written bytes, as the roofline counts them). A GPU has no probed cache
+// levels. Throws UsageError when the probe saw no GPU (with its reason) or the GPU did not run
+// `dtype`.
+Ceilings gpu_ceilings_from_probe(const nlohmann::json& probe, const std::string& dtype);
+
+// The roofs of the device a run used: gpu_ceilings_from_probe for "cuda[:N]", else
+// ceilings_from_probe.
+Ceilings device_ceilings_from_probe(const nlohmann::json& probe, const std::string& device,
+                                    const std::string& dtype, int threads, PeakKind kind);
+
 // One memory level's bandwidths (bytes/s) as the probe measured them at the largest thread
 // count not above `threads` (as ceilings_from_probe chooses): its read-only kernel and its
 // triad (the roof ceilings_from_probe uses).

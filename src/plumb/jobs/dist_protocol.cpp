@@ -27,6 +27,10 @@ nlohmann::ordered_json dist_worker_json(const DistWorkerResult& r) {
   for (const auto& b : t.sample_buckets)
     out["sample_buckets"].push_back(
         {{"bytes", b.bytes}, {"launched_s", b.launched_s}, {"done_s", b.done_s}});
+  out["ranks"] = nlohmann::ordered_json::array();
+  for (const auto& k : t.ranks)
+    out["ranks"].push_back(
+        {{"rank", k.rank}, {"step_s", k.step_s}, {"exposed_s", k.exposed_s}, {"busy_s", k.busy_s}});
   out["allreduce"] = nlohmann::ordered_json::array();
   for (const auto& a : r.allreduce)
     out["allreduce"].push_back({{"bytes", a.bytes},
@@ -62,6 +66,10 @@ DistWorkerResult dist_worker_from_json(const nlohmann::ordered_json& j) {
   for (const auto& b : j.at("sample_buckets"))
     t.sample_buckets.push_back({b.at("bytes").get<int64_t>(), b.at("launched_s").get<double>(),
                                 b.at("done_s").get<double>()});
+  // A world stored before the per-rank split has none.
+  for (const auto& k : j.value("ranks", nlohmann::ordered_json::array()))
+    t.ranks.push_back({k.at("rank").get<int>(), k.at("step_s").get<double>(),
+                       k.at("exposed_s").get<double>(), k.at("busy_s").get<double>()});
   for (const auto& a : j.at("allreduce"))
     r.allreduce.push_back({a.at("bytes").get<int64_t>(), a.at("repetitions").get<int>(),
                            a.at("seconds").get<double>(),

@@ -115,14 +115,28 @@ nlohmann::ordered_json dist_projection_json(const DistProjectionResult& p) {
   return out;
 }
 
-// The text reporter of a measurement: one row per world, each world's all-reduce sweep, where
-// it was stored.
+// The text reporter of a measurement: one row per world, each world's split per worker, its
+// all-reduce sweep, where it was stored.
 void print_dist_result(std::ostream& out, const DistResult& r) {
   report::TextTable t({"link", "workers", "status", "throughput", "efficiency", "step", "compute",
                        "exposed comm", "overlapped comm", "sent/worker/step", "allreduce busbw",
                        "memory/worker"});
   for (const auto& w : r.worlds) t.add_row(dist_world_row(w));
   t.print(out);
+  for (const auto& w : r.worlds) {
+    const run::DataParallelResult& training = w.result.training;
+    if (training.ranks.size() < 2) continue;
+    out << fmt::format("\neach worker's own step, {} workers, link {} (means; {} clock):\n",
+                       training.workers, w.link_name(),
+                       w.result.device == "cpu" ? "host" : "device");
+    report::TextTable k({"rank", "step", "compute", "exposed comm", "overlapped comm"});
+    for (const auto& x : training.ranks)
+      k.add_row({std::to_string(x.rank), format_seconds(x.step_s), format_seconds(x.compute_s()),
+                 fmt::format("{} ({})", format_seconds(x.exposed_s),
+                             format_percent(x.step_s > 0 ? x.exposed_s / x.step_s : 0)),
+                 format_seconds(x.overlapped_s())});
+    k.print(out);
+  }
   for (const auto& w : r.worlds) {
     if (w.result.allreduce.empty()) continue;
     out << fmt::format("\nall-reduce alone, {} workers (fp32, the slowest worker):\n",

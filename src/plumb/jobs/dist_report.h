@@ -23,8 +23,8 @@ nlohmann::ordered_json dist_result_json(const DistResult& result);
 // {"workload", "model", "anchors", "projection"}
 nlohmann::ordered_json dist_projection_json(const DistProjectionResult& result);
 
-// One row per world (a failed one with its status and message), each world's all-reduce sweep,
-// and where the worlds were stored.
+// One row per world (a failed one with its status and message), each world of two or more
+// workers split per worker, each world's all-reduce sweep, and where the worlds were stored.
 void print_dist_result(std::ostream& out, const DistResult& result);
 
 // The model, its error on the measured worlds, and the projection's table.

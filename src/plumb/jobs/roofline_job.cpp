@@ -23,8 +23,8 @@ RooflineJobResult run_roofline_job(const RooflineJobOptions& options,
   r.workload = o.workload;
   r.dtype = dtype_name(o.dtype);  // each op is placed by its own dtype too
   r.probe_id = probe.probe.id;
-  r.ceilings =
-      analysis::ceilings_from_probe(probe.probe.document, r.dtype, o.threads, options.peak);
+  r.ceilings = analysis::device_ceilings_from_probe(probe.probe.document, o.device, r.dtype,
+                                                    o.threads, options.peak);
   const std::string group =
       fmt::format("{}-roofline-{}-{}", o.workload, utc_now_iso8601(), getpid());
   const auto pass =

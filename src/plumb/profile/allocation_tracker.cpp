@@ -7,11 +7,13 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/Exception.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <fmt/format.h>
 
 #include "plumb/core/errors.h"
@@ -132,6 +134,62 @@ const char* innermost(const ThreadContext& t, Frame::Kind kind) {
   return nullptr;
 }
 
+// Notes an allocation of `bytes` at `data` made now on this thread, in the thread's context
+// (phase, operator, layer). `inner_*`: what the wrapped allocator's deleter needs (null for a
+// reported allocation, which its allocator frees itself). Caller holds h.mutex.
+void note_made(Hub& h, void* data, size_t bytes, void* inner_context,
+               c10::DeleterFnPtr inner_deleter) {
+  const ThreadContext& t = t_context;
+  Live l;
+  l.id = h.next_id++;
+  l.bytes = bytes;
+  l.inner_deleter = inner_deleter;
+  l.inner_context = inner_context;
+  l.generation = h.generation;
+  l.phase = current_phase(t, h);
+  l.step = h.step;
+  l.op = h.intern(innermost(t, Frame::Kind::kOp));
+  l.layer = h.intern(innermost(t, Frame::Kind::kLayer));
+  l.generation_phase = t.generation_phase;
+  h.live_bytes += bytes;
+  if (h.live_bytes > h.peak_bytes) h.peak_bytes = h.live_bytes;
+  const auto address = reinterpret_cast<uintptr_t>(data);
+  if (h.recording) {
+    TrackedAllocation a = h.describe(l, address);
+    a.alloc_ns = steady_now_ns() - h.start_ns;
+    if (l.phase == StepPhase::kForward) h.forward_since_backward = true;
+    h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
+    h.recording_out.allocations.push_back(std::move(a));
+  }
+  auto stale = h.live.find(address);
+  if (stale != h.live.end()) {
+    // Our raw allocation was freed by the original raw deleter after the tracker was gone (or
+    // its free was reported on a thread without the tracker's debug info): the address is free
+    // again, so the old record is history.
+    if (stale->second.generation == h.generation) h.live_bytes -= stale->second.bytes;
+    h.live.erase(stale);
+  }
+  h.live.emplace(address, l);
+}
+
+// Notes the free of the allocation at `address`; returns its record, if it had one. Caller
+// holds h.mutex.
+std::optional<Live> note_freed(Hub& h, uintptr_t address) {
+  auto it = h.live.find(address);
+  if (it == h.live.end()) return std::nullopt;
+  const Live l = it->second;
+  if (l.generation == h.generation) {
+    h.live_bytes -= l.bytes;
+    if (h.recording) {
+      auto found = h.recorded_index.find(l.id);
+      if (found != h.recorded_index.end())
+        h.recording_out.allocations[found->second].free_ns = steady_now_ns() - h.start_ns;
+    }
+  }
+  h.live.erase(it);
+  return l;
+}
+
 void tracked_delete(void* ptr) {
   Hub& h = hub();
   void* inner_context = ptr;
@@ -141,20 +199,9 @@ void tracked_delete(void* ptr) {
   c10::DeleterFnPtr inner_deleter = h.fallback_deleter;
   {
     std::lock_guard<std::mutex> lock(h.mutex);
-    auto it = h.live.find(reinterpret_cast<uintptr_t>(ptr));
-    if (it != h.live.end()) {
-      const Live& l = it->second;
-      inner_context = l.inner_context;
-      inner_deleter = l.inner_deleter;
-      if (l.generation == h.generation) {
-        h.live_bytes -= l.bytes;
-        if (h.recording) {
-          auto found = h.recorded_index.find(l.id);
-          if (found != h.recorded_index.end())
-            h.recording_out.allocations[found->second].free_ns = steady_now_ns() - h.start_ns;
-        }
-      }
-      h.live.erase(it);
+    if (const std::optional<Live> l = note_freed(h, reinterpret_cast<uintptr_t>(ptr))) {
+      inner_context = l->inner_context;
+      inner_deleter = l->inner_deleter;
     }
   }
   if (inner_deleter != nullptr) inner_deleter(inner_context);
@@ -191,40 +238,37 @@ class TrackingAllocator final : public c10::Allocator {
     c10::DataPtr inner = h.original->allocate(n);
     void* data = inner.get();
     if (data == nullptr) return inner;  // zero-byte allocations own nothing
-    const ThreadContext& t = t_context;
-    std::lock_guard<std::mutex> lock(h.mutex);
-    Live l;
-    l.id = h.next_id++;
-    l.bytes = n;
-    l.inner_deleter = inner.get_deleter();
-    l.inner_context = inner.release_context();
-    l.generation = h.generation;
-    l.phase = current_phase(t, h);
-    l.step = h.step;
-    l.op = h.intern(innermost(t, Frame::Kind::kOp));
-    l.layer = h.intern(innermost(t, Frame::Kind::kLayer));
-    l.generation_phase = t.generation_phase;
-    h.live_bytes += n;
-    if (h.live_bytes > h.peak_bytes) h.peak_bytes = h.live_bytes;
-    const auto address = reinterpret_cast<uintptr_t>(data);
-    if (h.recording) {
-      TrackedAllocation a = h.describe(l, address);
-      a.alloc_ns = steady_now_ns() - h.start_ns;
-      if (l.phase == StepPhase::kForward) h.forward_since_backward = true;
-      h.recorded_index.emplace(l.id, h.recording_out.allocations.size());
-      h.recording_out.allocations.push_back(std::move(a));
+    c10::DeleterFnPtr inner_deleter = inner.get_deleter();
+    void* inner_context = inner.release_context();
+    {
+      std::lock_guard<std::mutex> lock(h.mutex);
+      note_made(h, data, n, inner_context, inner_deleter);
     }
-    auto stale = h.live.find(address);
-    if (stale != h.live.end()) {
-      // Our raw allocation was freed by the original raw deleter after the tracker was gone:
-      // the address is free again, so the old record is history.
-      if (stale->second.generation == h.generation) h.live_bytes -= stale->second.bytes;
-      h.live.erase(stale);
-    }
-    h.live.emplace(address, l);
     // Context == data, as the default CPU allocator does, so raw_allocate() works too.
     return {data, data, &tracked_delete, inner.device()};
   }
+};
+
+// The receiver of LibTorch's allocation reports (AllocationSource::kProfilerReports): an
+// allocation (a positive size) or a free (a negative one) of its device type.
+class AllocationReports final : public c10::MemoryReportingInfoBase {
+ public:
+  using Total = ReportedTotalOf<decltype(&c10::MemoryReportingInfoBase::reportMemoryUsage)>::type;
+  explicit AllocationReports(c10::DeviceType device) : device_(device) {}
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, Total, Total, c10::Device device) override {
+    if (device.type() != device_ || ptr == nullptr || alloc_size == 0) return;
+    Hub& h = hub();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    if (h.generation == 0) return;  // reported after the tracker was destroyed
+    if (alloc_size > 0)
+      note_made(h, ptr, static_cast<size_t>(alloc_size), nullptr, nullptr);
+    else
+      note_freed(h, reinterpret_cast<uintptr_t>(ptr));
+  }
+  bool memoryProfilingEnabled() const override { return true; }
+
+ private:
+  c10::DeviceType device_;
 };
 
 TrackingAllocator& tracking_allocator() {
@@ -299,10 +343,25 @@ void track_op_end(const at::RecordFunction&, at::ObserverContext*) {
 }  // namespace
 
 struct AllocationTracker::State {
+  AllocationSource source = AllocationSource::kCpuAllocatorWrapper;
   at::CallbackHandle callback = 0;
+  // kProfilerReports: the receiver, installed on the constructing thread while the tracker
+  // lives (LibTorch's ThreadLocalState carries it into the autograd engine's threads).
+  std::optional<c10::DebugInfoGuard> reports;
 };
 
-AllocationTracker::AllocationTracker(size_t limit_bytes) : state_(std::make_shared<State>()) {
+AllocationTracker::AllocationTracker(size_t limit_bytes)
+    : AllocationTracker(AllocationSource::kCpuAllocatorWrapper, c10::DeviceType::CPU, limit_bytes) {
+}
+
+AllocationTracker::AllocationTracker(AllocationSource source, c10::DeviceType device,
+                                     size_t limit_bytes)
+    : state_(std::make_shared<State>()) {
+  PLUMB_ASSERT(source == AllocationSource::kProfilerReports || device == c10::DeviceType::CPU,
+               "the allocator wrapper tracks the CPU allocator only");
+  PLUMB_ASSERT(source == AllocationSource::kCpuAllocatorWrapper || limit_bytes == 0,
+               "allocator reports come after the allocation: no limit can be enforced");
+  state_->source = source;
   Hub& h = hub();
   {
     std::lock_guard<std::mutex> lock(h.mutex);
@@ -318,9 +377,14 @@ AllocationTracker::AllocationTracker(size_t limit_bytes) : state_(std::make_shar
     h.in_step = false;
   }
   t_context = ThreadContext{};
-  // Priority 0 is what LibTorch registers its default CPU allocator with; equal priority
-  // replaces it.
-  c10::SetAllocator(c10::DeviceType::CPU, &tracking_allocator(), 0);
+  if (source == AllocationSource::kCpuAllocatorWrapper) {
+    // Priority 0 is what LibTorch registers its default CPU allocator with; equal priority
+    // replaces it.
+    c10::SetAllocator(c10::DeviceType::CPU, &tracking_allocator(), 0);
+  } else {
+    state_->reports.emplace(c10::DebugInfoKind::PROFILER_STATE,
+                            std::make_shared<AllocationReports>(device));
+  }
   state_->callback = at::addGlobalCallback(
       at::RecordFunctionCallback(&track_op_start, &track_op_end)
           .needsInputs(false)
@@ -330,8 +394,10 @@ AllocationTracker::AllocationTracker(size_t limit_bytes) : state_(std::make_shar
 
 AllocationTracker::~AllocationTracker() {
   at::removeCallback(state_->callback);
+  state_->reports.reset();
   Hub& h = hub();
-  c10::SetAllocator(c10::DeviceType::CPU, h.original, 0);
+  if (state_->source == AllocationSource::kCpuAllocatorWrapper)
+    c10::SetAllocator(c10::DeviceType::CPU, h.original, 0);
   std::lock_guard<std::mutex> lock(h.mutex);
   h.generation = 0;
   h.limit = 0;
@@ -395,6 +461,8 @@ size_t AllocationTracker::limit_bytes() const {
 }
 
 void AllocationTracker::set_limit_bytes(size_t limit_bytes) {
+  PLUMB_ASSERT(state_->source == AllocationSource::kCpuAllocatorWrapper || limit_bytes == 0,
+               "allocator reports come after the allocation: no limit can be enforced");
   Hub& h = hub();
   std::lock_guard<std::mutex> lock(h.mutex);
   h.limit = limit_bytes;

@@ -1,10 +1,9 @@
 // Allocation tracking for the memory profiler (TBD Sec. IV-B; PyTorch reports only peaks).
 //
-// While an AllocationTracker is alive, every CPU allocation LibTorch makes goes through a
-// wrapper installed with c10::SetAllocator (LibTorch's allocator hook): the wrapper asks the
-// original allocator for the bytes and notes the allocation's size, time, the operator and
-// layer running on the allocating thread, and the step phase (model build, data, forward,
-// backward, optimizer step); the deleter it hands out notes the free. Operator, layer and
+// While an AllocationTracker is alive it learns of every allocation LibTorch makes on one
+// device (AllocationSource) and notes the allocation's size, time, the operator and layer
+// running on the allocating thread, and the step phase (model build, data, forward, backward,
+// optimizer step), then the free. Operator, layer and
 // phase come from an at::RecordFunction callback on every thread: operators (FUNCTION scope),
 // autograd nodes (backward), and user scopes, where "optimizer" marks the optimizer step (every
 // workload wraps zero_grad/step in LayerScope("optimizer")), run::kDataScope marks batch
@@ -28,11 +27,29 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/DeviceType.h>
+
 #include "plumb/core/generation.h"
 
 namespace plumb::profile {
 
 enum class StepPhase { kBuild, kData, kForward, kBackward, kOptimizer };
+
+// How the tracker learns of allocations.
+enum class AllocationSource {
+  // A wrapper around LibTorch's CPU allocator, installed with c10::SetAllocator (LibTorch's
+  // allocator hook): it asks the original allocator for the bytes, so it sees each allocation
+  // before it is made and can refuse one beyond a capacity.
+  kCpuAllocatorWrapper,
+  // What LibTorch's allocators report to a profiler (c10::reportMemoryUsageToProfiler) for
+  // one device type: the CUDA caching allocator reports each block it hands out and takes
+  // back, the CPU allocator each allocation and free. The reports go to the thread-local
+  // debug info the tracker installs on its thread, which LibTorch carries into autograd's
+  // threads; a thread it does not carry to (an OpenMP worker) reports nothing. The one view
+  // of a GPU's tensors that needs no CUDA headers. A report comes after the allocation, so
+  // no capacity is enforced: on a GPU the device's own memory is the capacity.
+  kProfilerReports,
+};
 const char* phase_name(StepPhase phase);
 
 // One allocation seen while recording (made during the recording, or alive when it began).
@@ -70,6 +87,9 @@ class AllocationTracker {
   // Installs the allocator wrapper and the RecordFunction callback; only one tracker may be
   // alive at a time. limit_bytes = 0: no limit.
   explicit AllocationTracker(size_t limit_bytes = 0);
+  // Tracks the allocations of `device` as `source` tells of them (the wrapper: the CPU only).
+  // Construct and destroy it on one thread: the reports' debug info is that thread's.
+  AllocationTracker(AllocationSource source, c10::DeviceType device, size_t limit_bytes = 0);
   ~AllocationTracker();
   AllocationTracker(const AllocationTracker&) = delete;
   AllocationTracker& operator=(const AllocationTracker&) = delete;
@@ -85,7 +105,8 @@ class AllocationTracker {
   size_t live_bytes() const;
   size_t peak_live_bytes() const;  // since construction
   size_t limit_bytes() const;
-  // Changes the capacity from now on (0: none); live bytes above it stay where they are.
+  // Changes the capacity from now on (0: none); live bytes above it stay where they are. Only
+  // the CPU allocator wrapper enforces one.
   void set_limit_bytes(size_t limit_bytes);
 
   // The id of the live allocation whose bytes contain `address`, 0 when none does (memory

@@ -127,4 +127,14 @@ double dtype_utilization(double flops, double step_s, double peak_flops_per_s) {
   return step_s > 0 && peak_flops_per_s > 0 ? flops / step_s / peak_flops_per_s : 0;
 }
 
+double cpu_utilization(double process_cpu_s, double step_s, int cores) {
+  return step_s > 0 && cores > 0 ? process_cpu_s / (step_s * cores) : 0;
+}
+
+StepUtilization step_utilization(const DeviceStepBreakdown& step, double flops,
+                                 double peak_flops_per_s, double process_cpu_s, int cores) {
+  return {step.utilization(), dtype_utilization(flops, step.step_s, peak_flops_per_s),
+          cpu_utilization(process_cpu_s, step.step_s, cores)};
+}
+
 }  // namespace plumb::profile

@@ -61,4 +61,19 @@ DeviceStepBreakdown device_step_breakdown(double step_start_s, double step_end_s
 // TBD's FP32 utilisation (or the dtype's): achieved FLOP/s over the device's peak for the dtype.
 double dtype_utilization(double flops, double step_s, double peak_flops_per_s);
 
+// TBD's CPU utilisation of a step: the CPU time the host process used during it (every
+// thread's, run::process_cpu_seconds before and after) over what `cores` cores could give in
+// the step's wall time. A host that launches kernels from one thread of 16 cores shows 1/16
+// busy-waiting at most; a data pipeline on the other cores raises it.
+double cpu_utilization(double process_cpu_s, double step_s, int cores);
+
+// TBD's three utilisations of one GPU step together.
+struct StepUtilization {
+  double gpu_compute = 0;  // device-busy time / step time
+  double dtype = 0;        // achieved FLOP/s / the GPU's GEMM peak for the step's dtype
+  double cpu = 0;          // host process CPU time / (cores x step time)
+};
+StepUtilization step_utilization(const DeviceStepBreakdown& step, double flops,
+                                 double peak_flops_per_s, double process_cpu_s, int cores);
+
 }  // namespace plumb::profile

@@ -87,13 +87,23 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
         "state), got {}",
         m.warmup_steps));
   if (m.limit_bytes < 0) throw UsageError("a memory limit cannot be negative");
+  const bool on_gpu = run::names_a_gpu(o.device);
   MemoryProfileResult p;
+  p.source = m.source.value_or(on_gpu ? AllocationSource::kProfilerReports
+                                      : AllocationSource::kCpuAllocatorWrapper);
+  if (p.source == AllocationSource::kCpuAllocatorWrapper && on_gpu)
+    throw UsageError("the CPU allocator wrapper does not see a GPU's tensors");
+  const bool enforces_limit = p.source == AllocationSource::kCpuAllocatorWrapper;
+  if (m.limit_bytes > 0 && !enforces_limit)
+    throw UsageError(
+        "a memory limit needs the CPU allocator wrapper: the allocators' reports come after an "
+        "allocation, so none can be refused");
   p.command = memory_command(workload, o, m);
   p.started_at = utc_now_iso8601();
   p.threads = o.threads;
   p.throughput_unit = workload.info.throughput_unit;
   const int64_t machine_limit = available_memory_bytes() / 10 * 9;  // leave the rest some room
-  p.limit_bytes = m.limit_bytes > 0 ? m.limit_bytes : machine_limit;
+  p.limit_bytes = !enforces_limit ? 0 : m.limit_bytes > 0 ? m.limit_bytes : machine_limit;
 
   // glibc raises its mmap threshold after the first large free, and a timing run in the same
   // process (plumb sweep) keeps freed blocks on purpose; either way the resident set stops
@@ -106,12 +116,13 @@ MemoryProfileResult profile_memory(const Workload& workload, const run::RunOptio
   const int64_t rss_before = platform::proc_kib_field("/proc/self/status", "VmRSS");
   run::RunResult r;  // failure status and warnings
   {
-    AllocationTracker tracker(static_cast<size_t>(machine_limit));
+    AllocationTracker tracker(p.source, on_gpu ? c10::DeviceType::CUDA : c10::DeviceType::CPU,
+                              enforces_limit ? static_cast<size_t>(machine_limit) : 0);
     run::with_model(
         workload, o, r,
         [&](run::StepLoop& loop) {
           p.units_per_step = loop.units();
-          tracker.set_limit_bytes(static_cast<size_t>(p.limit_bytes));
+          if (enforces_limit) tracker.set_limit_bytes(static_cast<size_t>(p.limit_bytes));
           for (int i = 0; i < m.warmup_steps; ++i) tracked_step(tracker, loop);
           tracker.start_recording();
           const int64_t recorded_step = m.warmup_steps;

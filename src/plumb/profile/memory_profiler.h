@@ -1,14 +1,16 @@
-// A memory-profiling pass (TBD Sec. IV-B): build the workload with every CPU allocation
-// tracked, take a few steps so that gradients and optimizer state exist, then record one step
-// and say what its bytes are (memory_breakdown.h). Separate from timing runs: the step time
-// here carries the tracker's overhead.
+// A memory-profiling pass (TBD Sec. IV-B): build the workload with every allocation on its
+// device tracked (allocation_tracker.h), take a few steps so that gradients and optimizer state
+// exist, then record one step and say what its bytes are (memory_breakdown.h). Separate from timing
+// runs: the step time here carries the tracker's overhead.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "plumb/core/workload.h"
+#include "plumb/profile/allocation_tracker.h"
 #include "plumb/profile/memory_breakdown.h"
 #include "plumb/run/run_result.h"
 
@@ -25,6 +27,11 @@ struct MemoryOptions {
   // swapping or the kernel's OOM killer.
   int64_t limit_bytes = 0;
   size_t timeline_points = 200;
+  // How allocations are learnt of; unset: by the run's device (the CPU allocator wrapper on
+  // the CPU, which enforces the limit; the allocators' profiler reports on a GPU). Set to the
+  // reports on the CPU, a pass sees what a GPU pass would through the same path, and no limit
+  // is enforced.
+  std::optional<AllocationSource> source;
 };
 
 struct MemoryProfileResult {
@@ -33,8 +40,9 @@ struct MemoryProfileResult {
   std::string command;  // plumb memory command that reproduces it
   std::string started_at;
   int threads = 1;
-  int64_t limit_bytes = 0;  // the capacity enforced
-  double step_s = 0;        // the recorded step (tracking on)
+  int64_t limit_bytes = 0;  // the capacity enforced (0: none, with the allocator reports)
+  AllocationSource source = AllocationSource::kCpuAllocatorWrapper;
+  double step_s = 0;  // the recorded step (tracking on)
   double units_per_step = 0;
   std::string throughput_unit;
   MemoryBreakdown breakdown;

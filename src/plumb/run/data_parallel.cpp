@@ -17,6 +17,7 @@
 #include "plumb/core/text.h"
 #include "plumb/run/process_group.h"
 #include "plumb/run/runner.h"
+#include "plumb/run/stats.h"
 #include "plumb/run/step_loop.h"
 
 namespace plumb::run {
@@ -119,12 +120,22 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
   // Every worker reaches this point, failed or not, so that no one waits for a collective
   // that never comes; a failed worker contributes a status flag.
   const size_t n = static_cast<size_t>(o.steps);
-  std::vector<double> all(4 * n + 3, 0.0);
-  if (status.status == RunStatus::kOk && step.size() == n) {
+  // Per step, the slowest worker's four figures; then this worker's status, peaks, and its
+  // own means in its slot of the per-rank part (every other slot 0, so the maximum over the
+  // workers is each rank's own figure).
+  const size_t workers = static_cast<size_t>(out.workers);
+  const size_t rank_part = 4 * n + 3;
+  std::vector<double> all(rank_part + 3 * workers, 0.0);
+  const bool ok = status.status == RunStatus::kOk && step.size() == n;
+  if (ok) {
     std::copy(step.begin(), step.end(), all.begin());
     std::copy(backward.begin(), backward.end(), all.begin() + static_cast<ptrdiff_t>(n));
     std::copy(exposed.begin(), exposed.end(), all.begin() + static_cast<ptrdiff_t>(2 * n));
     std::copy(busy.begin(), busy.end(), all.begin() + static_cast<ptrdiff_t>(3 * n));
+    const size_t mine = rank_part + 3 * static_cast<size_t>(group->getRank());
+    all[mine] = summarize(step).mean;
+    all[mine + 1] = summarize(exposed).mean;
+    all[mine + 2] = summarize(busy).mean;
   } else {
     all[4 * n + 1] = 1;  // this worker failed
   }
@@ -146,6 +157,10 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
   out.backward_s = at(1);
   out.exposed_s = at(2);
   out.busy_s = at(3);
+  for (size_t r = 0; r < workers; ++r) {
+    const size_t slot = rank_part + 3 * r;
+    out.ranks.push_back({static_cast<int>(r), worst[slot], worst[slot + 1], worst[slot + 2]});
+  }
   return out;
 }
 

@@ -27,6 +27,19 @@ struct DataParallelOptions {
   int steps = 20;
 };
 
+// One worker's own means over the measured steps (DataParallelResult's per-step figures are
+// the slowest worker's), on the clock its reducer marks with: the device's on a GPU (CUDA
+// events, run/step_timeline.h), the host's on the CPU. A rank that computes slower than the
+// others shows less exposed communication: it is the one the others wait for.
+struct RankSplit {
+  int rank = 0;
+  double step_s = 0;     // its mean step
+  double exposed_s = 0;  // communication it waited for after its last gradient
+  double busy_s = 0;     // time any of its all-reduces was in flight
+  double compute_s() const { return step_s - exposed_s; }
+  double overlapped_s() const { return busy_s > exposed_s ? busy_s - exposed_s : 0; }
+};
+
 struct DataParallelResult {
   RunStatus status = RunStatus::kOk;
   std::string message;
@@ -42,6 +55,7 @@ struct DataParallelResult {
   int64_t peak_rss_bytes = 0;                // the largest worker's resident set
   int64_t peak_device_bytes = 0;             // ... GPU memory LibTorch allocated (0: CPU)
   std::vector<BucketTiming> sample_buckets;  // rank 0's last measured step, per bucket
+  std::vector<RankSplit> ranks;              // every worker's, by rank (status ok)
   std::vector<std::string> notes;            // precision notes of the build
 };
 
