@@ -68,12 +68,13 @@ TEST(DeviceOpTimer, ATrainingStepsOutermostCallsOnTheCpuClock) {
   ASSERT_NE(item, nullptr);
   EXPECT_EQ(item->work, DeviceWork::kSynchronization);
 
-  // On the CPU the device's clock is the host's: both intervals agree, in the step, in order,
-  // one call after another (this step runs on one thread).
+  // On the CPU the device's clock is the host's: both intervals agree (each mark is read next
+  // to its host time; the tolerance only allows for the thread being preempted between the
+  // two reads), in the step, in order, one call after another (this step runs on one thread).
   double previous_end = 0;
   for (const auto& op : ops) {
-    EXPECT_NEAR(op.device_start_s, op.host_start_s, 1e-3) << op.name;
-    EXPECT_NEAR(op.device_end_s, op.host_end_s, 1e-3) << op.name;
+    EXPECT_NEAR(op.device_start_s, op.host_start_s, 5e-3) << op.name;
+    EXPECT_NEAR(op.device_end_s, op.host_end_s, 5e-3) << op.name;
     EXPECT_GE(op.device_end_s, op.device_start_s) << op.name;
     EXPECT_GE(op.device_start_s, previous_end - 1e-9) << op.name << " overlaps the call before";
     EXPECT_LE(op.device_end_s, step + 1e-9) << op.name;
@@ -102,6 +103,25 @@ TEST(DeviceOpTimer, CallsOutsideAStepAreNotKept) {
   timer.begin_step();
   timer.end_step();
   EXPECT_TRUE(timer.intervals().empty());
+}
+
+// A copy whose source and destination are on different devices is a transfer. LibTorch's meta
+// device (shapes without storage) stands in for a GPU here; a copy within the CPU is compute.
+TEST(DeviceOpTimer, ACopyBetweenDevicesIsATransfer) {
+  profile::DeviceOpTimer timer(torch::kCPU);
+  const auto x = torch::ones({4, 4});  // [4, 4]
+  timer.begin_step();
+  const auto on_meta = x.to(torch::Device(torch::kMeta));
+  const auto doubled = x.to(torch::kFloat64);
+  timer.end_step();
+  EXPECT_TRUE(on_meta.is_meta());
+  const auto ops = timer.intervals();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "aten::to");
+  EXPECT_EQ(ops[0].work, DeviceWork::kTransfer);
+  EXPECT_EQ(ops[1].name, "aten::to");
+  EXPECT_EQ(ops[1].work, DeviceWork::kCompute);
+  EXPECT_EQ(doubled.scalar_type(), torch::kFloat64);
 }
 
 #ifndef PLUMB_WITH_CUDA

@@ -177,13 +177,15 @@ DistWorld summarize_dist_world(DistWorkerResult result, std::optional<std::strin
   if (r.status != run::RunStatus::kOk) return out;
   DistWorldFigures& f = out.figures.emplace();
   f.step = run::summarize(r.step_s);
-  const double mean_exposed = run::summarize(r.exposed_s).mean;
-  const double mean_busy = run::summarize(r.busy_s).mean;
+  const double mean_exposed = run::mean_of(r.exposed_s);
+  const double mean_busy = run::mean_of(r.busy_s);
   const double bytes = static_cast<double>(r.gradient_bytes);
+  // The slowest worker's step, split as each rank's own is.
+  const run::RankSplit slowest{0, f.step.mean, mean_exposed, mean_busy};
   f.throughput = r.units_per_step / f.step.mean;
-  f.compute_s = f.step.mean - mean_exposed;
+  f.compute_s = slowest.compute_s();
   f.exposed_communication_s = mean_exposed;
-  f.overlapped_communication_s = std::max(0.0, mean_busy - mean_exposed);
+  f.overlapped_communication_s = slowest.overlapped_s();
   f.exposed_share = mean_exposed / f.step.mean;
   f.bytes_sent_per_worker_per_step = bytes * run::ring_traffic_factor(r.workers);
   if (r.workers > 1 && mean_busy > 0)

@@ -79,12 +79,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (s == nullptr || !s->in_step) return nullptr;
   DeviceOpTimer::State::Call c;
   c.name = call_name(fn);
-  if (may_copy_between_devices(fn.name())) {
-    bool cpu = false, other = false;
-    note_devices(fn.inputs(), cpu, other);
-    if (cpu && other) c.work = DeviceWork::kTransfer;
-  }
-  if (c.work != DeviceWork::kTransfer) c.work = device_work_of(c.name, false);
+  c.work = device_work_of(c.name, false);  // a copy between devices is told at its end
   c.host_start_ns = steady_now_ns();
   c.start_mark = s->timeline.mark();
   std::lock_guard<std::mutex> lock(s->mutex);
@@ -106,7 +101,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   bool transfer = false;
   if (may_copy_between_devices(fn.name())) {
     // The copy's destination is its output (aten::to, aten::_to_copy) or its first input
-    // (aten::copy_, seen at the start): either side on another device makes it a transfer.
+    // (aten::copy_): either side on another device makes it a transfer.
     bool cpu = false, other = false;
     note_devices(fn.outputs(), cpu, other);
     note_devices(fn.inputs(), cpu, other);

@@ -133,9 +133,9 @@ DataParallelResult train_data_parallel(const Workload& workload, const DataParal
     std::copy(exposed.begin(), exposed.end(), all.begin() + static_cast<ptrdiff_t>(2 * n));
     std::copy(busy.begin(), busy.end(), all.begin() + static_cast<ptrdiff_t>(3 * n));
     const size_t mine = rank_part + 3 * static_cast<size_t>(group->getRank());
-    all[mine] = summarize(step).mean;
-    all[mine + 1] = summarize(exposed).mean;
-    all[mine + 2] = summarize(busy).mean;
+    all[mine] = mean_of(step);
+    all[mine + 1] = mean_of(exposed);
+    all[mine + 2] = mean_of(busy);
   } else {
     all[4 * n + 1] = 1;  // this worker failed
   }
