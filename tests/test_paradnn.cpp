@@ -41,7 +41,7 @@ TEST_P(ParaDnnPoint, BuiltParametersEqualClosedForm) {
 }
 
 // N = nodes, L = layers: (in + 1) N + (L - 1)(N + 1) N + (N + 1) out.
-const Point kFc[] = {
+const Point kFcPoints[] = {
     // default: 4001*512 + 31*513*512 + 513*600
     {"fc_default", workloads::make_paradnn_fc, workloads::paradnn_fc_parameters, {}, 10498648},
     {"fc_one_layer",
@@ -62,7 +62,7 @@ const Point kFc[] = {
 };
 
 // Also checked against an independent PyTorch rebuild of resnet_model.py (TF padding rules).
-const Point kCnn[] = {
+const Point kCnnPoints[] = {
     {"cnn_default_bottleneck",
      workloads::make_paradnn_cnn,
      workloads::paradnn_cnn_parameters,
@@ -96,7 +96,7 @@ const Point kCnn[] = {
 };
 
 // V E + L G (2 E^2 + E) + E V + V, G = 1 rnn / 4 lstm / 3 gru.
-const Point kRnn[] = {
+const Point kRnnPoints[] = {
     // default rnn: 32*500 + 5*(2*500^2 + 500) + 500*32 + 32
     {"rnn_default", workloads::make_paradnn_rnn, workloads::paradnn_rnn_parameters, {}, 2534532},
     {"lstm_default",
@@ -126,11 +126,11 @@ const Point kRnn[] = {
      84525},
 };
 
-INSTANTIATE_TEST_SUITE_P(Fc, ParaDnnPoint, ::testing::ValuesIn(kFc),
+INSTANTIATE_TEST_SUITE_P(Fc, ParaDnnPoint, ::testing::ValuesIn(kFcPoints),
                          [](const auto& p) { return std::string(p.param.name); });
-INSTANTIATE_TEST_SUITE_P(Cnn, ParaDnnPoint, ::testing::ValuesIn(kCnn),
+INSTANTIATE_TEST_SUITE_P(Cnn, ParaDnnPoint, ::testing::ValuesIn(kCnnPoints),
                          [](const auto& p) { return std::string(p.param.name); });
-INSTANTIATE_TEST_SUITE_P(Rnn, ParaDnnPoint, ::testing::ValuesIn(kRnn),
+INSTANTIATE_TEST_SUITE_P(Rnn, ParaDnnPoint, ::testing::ValuesIn(kRnnPoints),
                          [](const auto& p) { return std::string(p.param.name); });
 
 // Forward MACs of one example at the defaults: FC in N + (L-1) N^2 + N out; RNN T (L G 2E^2 +

@@ -28,7 +28,7 @@ constexpr int kWarmPrefills = 4, kWarmDecodes = 12;
 // A default bound is kept where a lone request's figure leaves it this much headroom.
 constexpr double kBoundHeadroom = 4;
 
-std::string ms(double seconds) {
+std::string token_serve_ms(double seconds) {
   return std::isfinite(seconds) ? fmt::format("{:.1f} ms", 1e3 * seconds) : "-";
 }
 
@@ -123,7 +123,8 @@ class TokenSession {
     if (progress_)
       progress_(fmt::format(
           "warm: prefill of {} tokens {}, a decode iteration {} alone and {} at batch {}", prompt,
-          ms(r_.lone_ttft_s), ms(r_.lone_tpot_s), ms(r_.full_batch_tpot_s), b));
+          token_serve_ms(r_.lone_ttft_s), token_serve_ms(r_.lone_tpot_s),
+          token_serve_ms(r_.full_batch_tpot_s), b));
   }
 
   // The requests of a measurement: `count` arriving at `rate` (0: all at once).
@@ -185,9 +186,10 @@ class TokenSession {
           fmt::format(", {:.3g} requests/s and {:.1f} output tokens/s served, mean batch {:.1f}",
                       s.request_rate, s.output_token_rate, s.mean_decode_batch);
       const std::string p = fmt::format("p{:g}", 100 * r_.bounds.percentile);
-      line += fmt::format("; TTFT {} {} [{}, {}], TPOT {} {} [{}, {}]", p, ms(s.ttft.tail.value),
-                          ms(s.ttft.tail.low), ms(s.ttft.tail.high), p, ms(s.tpot.tail.value),
-                          ms(s.tpot.tail.low), ms(s.tpot.tail.high));
+      line += fmt::format("; TTFT {} {} [{}, {}], TPOT {} {} [{}, {}]", p,
+                          token_serve_ms(s.ttft.tail.value), token_serve_ms(s.ttft.tail.low),
+                          token_serve_ms(s.ttft.tail.high), p, token_serve_ms(s.tpot.tail.value),
+                          token_serve_ms(s.tpot.tail.low), token_serve_ms(s.tpot.tail.high));
       if (role != "offline")
         line +=
             fmt::format(" -> {}; goodput {:.3g}/s", tail_verdict_name(s.verdict), s.goodput_rate);
@@ -214,7 +216,7 @@ void apply_bounds(const TokenServeOptions& o, TokenServeResult& r) {
     r.bound_notes.push_back(fmt::format(
         "the default {} bound {} (MLPerf's LLM Server) is less than {:g}x a request served alone "
         "on this machine ({}): scaled to {}",
-        what, ms(bound), kBoundHeadroom, ms(lone), ms(scaled)));
+        what, token_serve_ms(bound), kBoundHeadroom, token_serve_ms(lone), token_serve_ms(scaled)));
     bound = scaled;
   };
   scale(o.ttft_given, r.bounds.ttft_s, r.lone_ttft_s, "TTFT");
