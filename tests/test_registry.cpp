@@ -1,6 +1,9 @@
 // Registry, configuration and name-suggestion tests: the interface every workload shares.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "plumb/core/config.h"
 #include "plumb/core/errors.h"
 #include "plumb/core/registry.h"
@@ -123,6 +126,15 @@ TEST(Text, EditDistanceAndSplit) {
   EXPECT_EQ(edit_distance("", "abc"), 3u);
   EXPECT_EQ(split("1,2,,3", ','), (std::vector<std::string>{"1", "2", "", "3"}));
   EXPECT_EQ(suggestion_suffix("zzzzzz", {"resnet50"}), "");
+}
+
+// The serving commands, their progress lines and the report's serving tables all print times so.
+TEST(Text, MillisecondsWithTheirDecimalsOrADash) {
+  EXPECT_EQ(format_ms(0.0123456), "12.35 ms");
+  EXPECT_EQ(format_ms(0.0123456, 1), "12.3 ms");
+  EXPECT_EQ(format_ms(2.5, 0), "2500 ms");
+  EXPECT_EQ(format_ms(std::nan("")), "-");
+  EXPECT_EQ(format_ms(std::numeric_limits<double>::infinity()), "-");
 }
 
 }  // namespace

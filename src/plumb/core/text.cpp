@@ -79,4 +79,8 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.2f} GiB", bytes / 0x1p30);
 }
 
+std::string format_ms(double seconds, int decimals) {
+  return std::isfinite(seconds) ? fmt::format("{:.{}f} ms", 1e3 * seconds, decimals) : "-";
+}
+
 }  // namespace plumb

@@ -25,4 +25,7 @@ std::string suggestion_suffix(const std::string& name, const std::vector<std::st
 // "512 B", "12.0 KiB", "456.7 MiB", "1.25 GiB"; "-" for NaN.
 std::string format_bytes(double bytes);
 
+// Seconds shown in milliseconds: "12.34 ms" (decimals after the point); "-" when not finite.
+std::string format_ms(double seconds, int decimals = 2);
+
 }  // namespace plumb

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "plumb/core/text.h"
 #include "plumb/report/report.h"
 #include "plumb/report/vega_lite.h"
 #include "plumb/store/serve_records.h"
@@ -22,10 +23,6 @@ using vl::json;
 std::string series_label(const store::StoredServeSession& s) {
   return fmt::format("{} {}, p{:g} <= {:g} ms{}", s.workload, s.dtype, 100 * s.percentile,
                      1e3 * s.bound_s, tag_suffix(s.tag));
-}
-
-std::string ms_text(double seconds) {
-  return std::isfinite(seconds) ? fmt::format("{:.2f} ms", 1e3 * seconds) : "-";
 }
 
 Chart latency_chart(const std::vector<store::StoredServeSession>& sessions) {
@@ -118,8 +115,8 @@ void add_query_blocks(const std::vector<store::StoredServeSession>& sessions, Se
          fmt::format("p{:g} <= {:g} ms", 100 * x.percentile, 1e3 * x.bound_s),
          x.searched && x.found_qps > 0 ? number_cell(x.found_qps, rate) : Cell{rate},
          found != nullptr
-             ? Cell{fmt::format("{} [{}, {}]", ms_text(found->tail_s), ms_text(found->tail_low_s),
-                                ms_text(found->tail_high_s))}
+             ? Cell{fmt::format("{} [{}, {}]", format_ms(found->tail_s),
+                                format_ms(found->tail_low_s), format_ms(found->tail_high_s))}
              : Cell{"-"},
          found != nullptr ? number_cell(found->mean_batch, fmt::format("{:.2f}", found->mean_batch))
                           : Cell{"-"},
@@ -127,7 +124,7 @@ void add_query_blocks(const std::vector<store::StoredServeSession>& sessions, Se
          offline != nullptr
              ? number_cell(offline->achieved_qps, vl::number_text(offline->achieved_qps) + " q/s")
              : Cell{"-"},
-         single != nullptr ? Cell{ms_text(single->p90_s)} : Cell{"-"}, status});
+         single != nullptr ? Cell{format_ms(single->p90_s)} : Cell{"-"}, status});
   }
   s.blocks.push_back(std::move(t));
 }

@@ -43,10 +43,6 @@ json series_color() {
   return color;
 }
 
-std::string token_ms_text(double seconds) {
-  return std::isfinite(seconds) ? fmt::format("{:.2f} ms", 1e3 * seconds) : "-";
-}
-
 // A finite number rounded to `step` (page size: JSON prints the shortest exact form), else null.
 json token_number(double value, double step = 0) {
   if (!std::isfinite(value)) return json();
@@ -334,8 +330,8 @@ std::string token_rate_text(const store::StoredServeSession& x,
 
 Cell tail_cell(double tail, double low, double high) {
   if (!std::isfinite(tail)) return Cell{"-"};
-  return number_cell(1e3 * tail, fmt::format("{} [{}, {}]", token_ms_text(tail), token_ms_text(low),
-                                             token_ms_text(high)));
+  return number_cell(1e3 * tail,
+                     fmt::format("{} [{}, {}]", format_ms(tail), format_ms(low), format_ms(high)));
 }
 
 Table token_table(const std::vector<store::StoredServeSession>& sessions) {

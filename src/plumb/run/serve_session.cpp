@@ -1,5 +1,6 @@
 // plumb serve's measurement over a real model (see serve_session.h).
 #include "plumb/run/serve_session.h"
+#include "plumb/core/text.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/ThreadLocalState.h>
@@ -32,10 +33,6 @@ constexpr double kMaxWarmupPerSizeS = 10;
 // No measurement serves more queries than this (memory for their times stays small).
 constexpr size_t kMaxQueries = 2'000'000;
 constexpr double kSingleStreamPercentile = 0.90;
-
-std::string ms(double seconds) {
-  return std::isfinite(seconds) ? fmt::format("{:.2f} ms", 1e3 * seconds) : "-";
-}
 
 // The sizes a batch is padded up to: powers of two below max_batch, and max_batch.
 std::vector<int64_t> padded_sizes(int64_t max_batch) {
@@ -129,10 +126,10 @@ class Session {
     ScenarioRun run = summarize_queries(queries, o_.percentile, o_.bound_s);
     if (run.check.verdict == TailVerdict::kUndecided) {
       if (progress_)
-        progress_(
-            fmt::format("  {:.1f} q/s undecided after {} queries ({} over {}); serving {} "
-                        "more",
-                        rate, run.queries.size(), run.check.over_bound, ms(o_.bound_s), 2 * count));
+        progress_(fmt::format(
+            "  {:.1f} q/s undecided after {} queries ({} over {}); serving {} "
+            "more",
+            rate, run.queries.size(), run.check.over_bound, format_ms(o_.bound_s), 2 * count));
       auto more = serve_arrivals(poisson_arrivals(rate, 2 * count, o_.run.seed + seed_++), serving_,
                                  service_);
       // Times of the second schedule follow the first's, as one longer run would.
@@ -160,11 +157,11 @@ class Session {
           fmt::format(", {:.1f} q/s served, mean batch {:.1f}", run.achieved_qps, run.mean_batch);
       // Offline queries all arrive at once: their latency is the run's length.
       if (role != "offline")
-        line += fmt::format(", p{:g} {} [{}, {}]", 100 * o_.percentile, ms(run.tail.value),
-                            ms(run.tail.low), ms(run.tail.high));
+        line += fmt::format(", p{:g} {} [{}, {}]", 100 * o_.percentile, format_ms(run.tail.value),
+                            format_ms(run.tail.low), format_ms(run.tail.high));
       if (role == "server" || role == "trial")
         line += fmt::format(" -> {} ({} of {} over {})", tail_verdict_name(run.check.verdict),
-                            run.check.over_bound, run.queries.size(), ms(o_.bound_s));
+                            run.check.over_bound, run.queries.size(), format_ms(o_.bound_s));
       progress_(line);
     }
     r_.runs.push_back(std::move(run));
@@ -219,7 +216,7 @@ void warm_up_sizes(PaddedService& service, const ServeOptions& o, ServeResult& r
     r.service_s.push_back(median_of(last));
     if (progress)
       progress(fmt::format("batch {}: {} per batch after {} warm-up steps", size,
-                           ms(r.service_s.back()), times.size()));
+                           format_ms(r.service_s.back()), times.size()));
   }
 }
 
@@ -238,7 +235,7 @@ void choose_batch_limits(const ServeOptions& o, ServeResult& r, const ProgressFn
     progress(
         fmt::format("server batches stop at {}: a larger one takes more than half of the "
                     "bound less the wait ({})",
-                    r.batch_limit, ms((o.bound_s - o.policy.max_wait_s) / 2)));
+                    r.batch_limit, format_ms((o.bound_s - o.policy.max_wait_s) / 2)));
 }
 
 }  // namespace

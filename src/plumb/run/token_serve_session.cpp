@@ -28,10 +28,6 @@ constexpr int kWarmPrefills = 4, kWarmDecodes = 12;
 // A default bound is kept where a lone request's figure leaves it this much headroom.
 constexpr double kBoundHeadroom = 4;
 
-std::string token_serve_ms(double seconds) {
-  return std::isfinite(seconds) ? fmt::format("{:.1f} ms", 1e3 * seconds) : "-";
-}
-
 // The engine as the scheduler drives it, with a CUDA device synchronised after every call so
 // the clock reads the device's completion.
 class SynchronizedEngine : public SlottedGenerator {
@@ -123,8 +119,8 @@ class TokenSession {
     if (progress_)
       progress_(fmt::format(
           "warm: prefill of {} tokens {}, a decode iteration {} alone and {} at batch {}", prompt,
-          token_serve_ms(r_.lone_ttft_s), token_serve_ms(r_.lone_tpot_s),
-          token_serve_ms(r_.full_batch_tpot_s), b));
+          format_ms(r_.lone_ttft_s, 1), format_ms(r_.lone_tpot_s, 1),
+          format_ms(r_.full_batch_tpot_s, 1), b));
   }
 
   // The requests of a measurement: `count` arriving at `rate` (0: all at once).
@@ -187,9 +183,9 @@ class TokenSession {
                       s.request_rate, s.output_token_rate, s.mean_decode_batch);
       const std::string p = fmt::format("p{:g}", 100 * r_.bounds.percentile);
       line += fmt::format("; TTFT {} {} [{}, {}], TPOT {} {} [{}, {}]", p,
-                          token_serve_ms(s.ttft.tail.value), token_serve_ms(s.ttft.tail.low),
-                          token_serve_ms(s.ttft.tail.high), p, token_serve_ms(s.tpot.tail.value),
-                          token_serve_ms(s.tpot.tail.low), token_serve_ms(s.tpot.tail.high));
+                          format_ms(s.ttft.tail.value, 1), format_ms(s.ttft.tail.low, 1),
+                          format_ms(s.ttft.tail.high, 1), p, format_ms(s.tpot.tail.value, 1),
+                          format_ms(s.tpot.tail.low, 1), format_ms(s.tpot.tail.high, 1));
       if (role != "offline")
         line +=
             fmt::format(" -> {}; goodput {:.3g}/s", tail_verdict_name(s.verdict), s.goodput_rate);
@@ -216,7 +212,7 @@ void apply_bounds(const TokenServeOptions& o, TokenServeResult& r) {
     r.bound_notes.push_back(fmt::format(
         "the default {} bound {} (MLPerf's LLM Server) is less than {:g}x a request served alone "
         "on this machine ({}): scaled to {}",
-        what, token_serve_ms(bound), kBoundHeadroom, token_serve_ms(lone), token_serve_ms(scaled)));
+        what, format_ms(bound, 1), kBoundHeadroom, format_ms(lone, 1), format_ms(scaled, 1)));
     bound = scaled;
   };
   scale(o.ttft_given, r.bounds.ttft_s, r.lone_ttft_s, "TTFT");
